@@ -1,0 +1,25 @@
+// Three projects by file suffix: unit (pure, fast), int (real SQLite/Redis/BullMQ), e2e (the app over HTTP).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+const base = {
+  transform: { '^.+\\.ts$': swc },
+  testEnvironment: 'node',
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['**/*.unit.spec.ts'] },
+    { ...base, displayName: 'int', testMatch: ['**/*.int.spec.ts'], testTimeout: 60000 },
+    { ...base, displayName: 'e2e', testMatch: ['**/*.e2e.spec.ts'], testTimeout: 120000 },
+  ],
+};

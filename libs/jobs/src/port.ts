@@ -1,0 +1,46 @@
+/**
+ * Delayed jobs are hints, the event log is truth: every job can be re-derived from
+ * state, ids are deterministic, and every handler re-checks state before acting.
+ */
+export type JobHandler<P = unknown> = (payload: P, job: JobInfo) => Promise<void>;
+
+export type JobInfo = {
+  readonly queue: string;
+  readonly jobId: string;
+  /** 1 for the first try. */
+  readonly attempt: number;
+  readonly runAt: number;
+};
+
+export type QueueOptions = {
+  /** Tries before a job is given up as failed (default 10). */
+  readonly attempts?: number;
+  /** First retry delay in ms, doubled each try (default 200). */
+  readonly backoffMs?: number;
+  /** Jobs of this queue running at once in this process (default 10). */
+  readonly concurrency?: number;
+};
+
+export type QueueCounts = {
+  readonly waiting: number;
+  readonly delayed: number;
+  readonly failed: number;
+};
+
+export interface DelayedJobs {
+  /** Registers the handler of a queue; jobs start firing once `start` was called. */
+  register<P>(queue: string, handler: JobHandler<P>, options?: QueueOptions): void;
+  /**
+   * Schedules `jobId` to run at `runAt` (epoch ms; now or past = as soon as possible).
+   * Replace semantics: a job already scheduled under this id is moved, never doubled.
+   */
+  schedule<P>(queue: string, jobId: string, runAt: number, payload: P): Promise<void>;
+  cancel(queue: string, jobId: string): Promise<void>;
+  /** The scheduled run time of a pending job, or null (used by reconcilers and tests). */
+  scheduledAt(queue: string, jobId: string): Promise<number | null>;
+  counts(queue: string): Promise<QueueCounts>;
+  start(): Promise<void>;
+  /** Stops taking jobs, waits for running handlers, closes connections. */
+  close(): Promise<void>;
+  ping(): Promise<void>;
+}

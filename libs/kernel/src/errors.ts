@@ -1,0 +1,26 @@
+/**
+ * Refusals are typed values. One exception filter maps `code` to the HTTP status of
+ * the API contract; nothing else in the code knows about HTTP.
+ */
+export type DomainErrorKind = 'not_found' | 'conflict' | 'forbidden' | 'invalid';
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly kind: DomainErrorKind = 'conflict',
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const notFound = (what: string, id: string): DomainError =>
+  new DomainError('not_found', `${what} ${id} does not exist`, 'not_found', { id });
+
+export const invalidTransition = (what: string, from: string, command: string): DomainError =>
+  new DomainError('invalid_transition', `${what} in status ${from} cannot ${command}`, 'conflict', {
+    from,
+    command,
+  });

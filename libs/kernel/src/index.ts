@@ -1,0 +1,4 @@
+export * from './messages';
+export * from './decider';
+export * from './errors';
+export * from './ids';

@@ -1,0 +1,65 @@
+/**
+ * The read-model port: collections of JSON documents keyed by `_id`, queried with
+ * MongoDB filter syntax. Query code (filters, sort, paging) is written once against
+ * this port and runs unchanged on the embedded store and on MongoDB.
+ */
+export type Doc = { readonly _id: string } & Record<string, unknown>;
+
+/** A MongoDB query filter (`{status: 'ready', 'capacity.cpu': {$gte: 8}}`). */
+export type Filter = Record<string, unknown>;
+
+/** A MongoDB sort spec; `_id` is always appended as the final tie-breaker. */
+export type Sort = Record<string, 1 | -1>;
+
+export type FindOptions = {
+  readonly sort?: Sort;
+  readonly limit?: number;
+  /** Opaque cursor from a previous page's `nextCursor`. */
+  readonly cursor?: string | null;
+};
+
+export type Page<T> = { readonly items: T[]; readonly nextCursor: string | null };
+
+/** One write of a projection batch. */
+export type WriteOp =
+  | { readonly op: 'upsert'; readonly collection: string; readonly doc: Doc }
+  | { readonly op: 'delete'; readonly collection: string; readonly id: string }
+  /** For insert-only collections: inserting an existing `_id` with the same content is a no-op. */
+  | { readonly op: 'insert'; readonly collection: string; readonly doc: Doc };
+
+export class InsertOnlyViolationError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly id: string,
+  ) {
+    super(`collection ${collection} is insert-only: document ${id} cannot be changed or removed`);
+    this.name = 'InsertOnlyViolationError';
+  }
+}
+
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('cursor is not valid for this query');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+export interface ReadModelStore {
+  /** Declares a collection insert-only: upsert and delete on it throw InsertOnlyViolationError. */
+  defineCollection(name: string, options?: { insertOnly?: boolean }): void;
+  get<T extends Doc>(collection: string, id: string): Promise<T | null>;
+  find<T extends Doc>(collection: string, filter: Filter, options?: FindOptions): Promise<Page<T>>;
+  count(collection: string, filter: Filter): Promise<number>;
+  /**
+   * Applies the writes and stores `checkpoint` for `projection` together (atomically where
+   * the backend allows; otherwise writes first, checkpoint last, which is safe because
+   * projections are idempotent).
+   */
+  commit(projection: string, ops: readonly WriteOp[], checkpoint: number): Promise<void>;
+  /** The last committed checkpoint of a projection, 0 when none. */
+  checkpoint(projection: string): Promise<number>;
+  /** Drops every document and checkpoint (the rebuild command). */
+  reset(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
