@@ -2,7 +2,8 @@
  * Refusals are typed values. One exception filter maps `code` to the HTTP status of
  * the API contract; nothing else in the code knows about HTTP.
  */
-export type DomainErrorKind = 'not_found' | 'conflict' | 'forbidden' | 'invalid';
+export type DomainErrorKind =
+  'invalid' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'too_large';
 
 export class DomainError extends Error {
   constructor(
@@ -24,3 +25,6 @@ export const invalidTransition = (what: string, from: string, command: string): 
     from,
     command,
   });
+
+export const forbidden = (message: string): DomainError =>
+  new DomainError('forbidden', message, 'forbidden');
