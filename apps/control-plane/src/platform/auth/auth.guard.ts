@@ -1,0 +1,57 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { hasRole, Role } from './caller';
+import { IS_PUBLIC_KEY, RequestWithCaller, ROLES_KEY } from './decorators';
+import { TokenService } from './token-service';
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+
+/**
+ * Global guard: every route needs a valid bearer token unless it is @Public(). A route
+ * without @Roles is admin-only, so a forgotten decorator fails closed.
+ * Admin passes every authenticated route: the contract grants it every command and query.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  // Explicit @Inject: tsx/esbuild emits no decorator metadata, so don't rely on parameter types.
+  constructor(
+    @Inject(TokenService) private readonly tokens: TokenService,
+    @Inject(Reflector) private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) return true;
+
+    const request = context.switchToHttp().getRequest<RequestWithCaller>();
+    const caller = await this.tokens.verify(bearerToken(request.headers['authorization']));
+
+    const required = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, targets);
+    const allowed: Role[] = required && required.length > 0 ? required : ['admin'];
+    if (!hasRole(caller, 'admin', ...allowed)) {
+      throw new DomainError(
+        'forbidden',
+        `this action needs one of the roles: ${allowed.join(', ')}`,
+        'forbidden',
+      );
+    }
+    request.caller = caller;
+    return true;
+  }
+}
+
+function bearerToken(header: unknown): string {
+  if (header === undefined || header === '') {
+    throw new DomainError('unauthenticated', 'Authorization header is missing', 'unauthenticated');
+  }
+  const match = typeof header === 'string' ? BEARER.exec(header) : null;
+  if (!match) {
+    throw new DomainError(
+      'unauthenticated',
+      'Authorization header must be "Bearer <token>"',
+      'unauthenticated',
+    );
+  }
+  return match[1];
+}
