@@ -2,3 +2,4 @@ export * from './messages';
 export * from './decider';
 export * from './errors';
 export * from './ids';
+export * from './codec';

@@ -1,0 +1,178 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
+export type GpuModel = (typeof GPU_MODELS)[number];
+
+export type RateCard = {
+  readonly currency: string;
+  /** Minor units per card-hour, by model. */
+  readonly gpuPerHour: Readonly<Record<GpuModel, number>>;
+  /** Minor units per vCPU-hour. */
+  readonly cpuPerVcpuHour: number;
+};
+
+export type Config = {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly nodeStaleSec: number;
+  readonly eventstoreUrl?: string;
+  readonly mongoUrl?: string;
+  readonly redisUrl?: string;
+  readonly authJwtSecret?: string;
+  readonly rateCard: RateCard;
+  readonly notifyWebhookUrl?: string;
+  readonly provisionerUrl?: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Seconds an unobserved cordon may wait before `cordon_sync_overdue`. */
+  readonly cordonSyncSec: number;
+  /** Share of a cluster's online nodes going stale together that means "our ingest, not the nodes". */
+  readonly massFailureRatio: number;
+  readonly massFailureMinNodes: number;
+  /** Relocations one drain runs at once. */
+  readonly drainParallelism: number;
+  /** Prefix for every Redis key this process writes (isolates tests and tenants of one Redis). */
+  readonly redisPrefix: string;
+  /** Body limit in bytes; larger bodies get 413 payload_too_large. */
+  readonly bodyLimitBytes: number;
+};
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`invalid configuration: ${setting}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_RATE_CARD: RateCard = {
+  currency: 'KRW',
+  gpuPerHour: { L40S: 3600, HPC_GPU: 7200, MIG_1g: 600, MIG_2g: 1200, MIG_3g: 1800 },
+  cpuPerVcpuHour: 36,
+};
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const present = (env: Env, key: string): string | undefined => {
+  const value = env[key];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+};
+
+const integer = (env: Env, key: string, fallback: number, min: number, max: number): number => {
+  const raw = present(env, key);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(key, `expected a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) {
+    throw new ConfigError(key, `expected ${min} to ${max}, got ${value}`);
+  }
+  return value;
+};
+
+const ratio = (env: Env, key: string, fallback: number): number => {
+  const raw = present(env, key);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) {
+    throw new ConfigError(key, `expected a number in (0, 1], got "${raw}"`);
+  }
+  return value;
+};
+
+const url = (env: Env, key: string, protocols: readonly string[]): string | undefined => {
+  const raw = present(env, key);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(key, 'not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(key, `expected a ${protocols.join(' or ')} URL`);
+  }
+  return raw;
+};
+
+const isMinorUnits = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+
+export const parseRateCard = (raw: string, baseDir = process.cwd()): RateCard => {
+  let text = raw;
+  if (!raw.trimStart().startsWith('{')) {
+    const file = path.resolve(baseDir, raw);
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      throw new ConfigError('RATE_CARD', `neither JSON nor a readable file: ${file}`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError('RATE_CARD', 'is not valid JSON');
+  }
+  const card = parsed as Partial<RateCard>;
+  if (typeof card !== 'object' || card === null) {
+    throw new ConfigError('RATE_CARD', 'expected a JSON object');
+  }
+  if (typeof card.currency !== 'string' || !/^[A-Z]{3}$/.test(card.currency)) {
+    throw new ConfigError('RATE_CARD', 'currency must be a three-letter ISO code');
+  }
+  const gpu = card.gpuPerHour as Record<string, unknown> | undefined;
+  if (typeof gpu !== 'object' || gpu === null) {
+    throw new ConfigError('RATE_CARD', 'gpuPerHour must be an object of model → price');
+  }
+  for (const model of Object.keys(gpu)) {
+    if (!(GPU_MODELS as readonly string[]).includes(model)) {
+      throw new ConfigError('RATE_CARD', `gpuPerHour names unknown model ${model}`);
+    }
+  }
+  for (const model of GPU_MODELS) {
+    if (!isMinorUnits(gpu[model])) {
+      throw new ConfigError('RATE_CARD', `gpuPerHour.${model} must be a whole number ≥ 0`);
+    }
+  }
+  if (!isMinorUnits(card.cpuPerVcpuHour)) {
+    throw new ConfigError('RATE_CARD', 'cpuPerVcpuHour must be a whole number ≥ 0');
+  }
+  return {
+    currency: card.currency,
+    gpuPerHour: gpu as Record<GpuModel, number>,
+    cpuPerVcpuHour: card.cpuPerVcpuHour,
+  };
+};
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Reads and validates every setting; the first bad one throws a ConfigError that names it. */
+export const loadConfig = (env: Env = process.env): Config => {
+  const logLevel = present(env, 'LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const rawCard = present(env, 'RATE_CARD');
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: present(env, 'HOST') ?? '0.0.0.0',
+    dataDir: path.resolve(present(env, 'DATA_DIR') ?? './data'),
+    nodeStaleSec: integer(env, 'NODE_STALE_SEC', 300, 1, 86_400),
+    eventstoreUrl: url(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:']),
+    mongoUrl: url(env, 'MONGO_URL', ['mongodb:', 'mongodb+srv:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    authJwtSecret: present(env, 'AUTH_JWT_SECRET'),
+    rateCard: rawCard === undefined ? DEFAULT_RATE_CARD : parseRateCard(rawCard),
+    notifyWebhookUrl: url(env, 'NOTIFY_WEBHOOK_URL', ['http:', 'https:']),
+    provisionerUrl: url(env, 'PROVISIONER_URL', ['http:', 'https:']),
+    logLevel: logLevel as Config['logLevel'],
+    cordonSyncSec: integer(env, 'CORDON_SYNC_SEC', 15, 1, 3600),
+    massFailureRatio: ratio(env, 'MASS_FAILURE_RATIO', 0.55),
+    massFailureMinNodes: integer(env, 'MASS_FAILURE_MIN_NODES', 3, 1, 1_000_000),
+    drainParallelism: integer(env, 'DRAIN_PARALLELISM', 4, 1, 1000),
+    redisPrefix: present(env, 'REDIS_PREFIX') ?? 'fleet',
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+  };
+};

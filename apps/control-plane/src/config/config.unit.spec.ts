@@ -1,0 +1,64 @@
+import { ConfigError, DEFAULT_RATE_CARD, loadConfig } from './config';
+
+const refuses = (env: Record<string, string>, setting: string) => {
+  expect(() => loadConfig(env)).toThrow(ConfigError);
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect((error as ConfigError).setting).toBe(setting);
+    expect((error as Error).message).toContain(setting);
+  }
+};
+
+describe('configuration', () => {
+  it('starts on embedded defaults with nothing set', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.nodeStaleSec).toBe(300);
+    expect(config.eventstoreUrl).toBeUndefined();
+    expect(config.mongoUrl).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.rateCard).toEqual(DEFAULT_RATE_CARD);
+    expect(config.dataDir.endsWith('data')).toBe(true);
+  });
+
+  it('reads every setting of the contract', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATA_DIR: '/tmp/x',
+      NODE_STALE_SEC: '2',
+      EVENTSTORE_URL: 'esdb://localhost:2113?tls=false',
+      MONGO_URL: 'mongodb://localhost:27017/?replicaSet=rs0',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      AUTH_JWT_SECRET: 's'.repeat(40),
+      RATE_CARD:
+        '{"currency":"USD","gpuPerHour":{"L40S":1,"HPC_GPU":2,"MIG_1g":3,"MIG_2g":4,"MIG_3g":5},"cpuPerVcpuHour":6}',
+      NOTIFY_WEBHOOK_URL: 'http://127.0.0.1:9999/hook',
+      PROVISIONER_URL: 'http://127.0.0.1:9998',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      dataDir: '/tmp/x',
+      nodeStaleSec: 2,
+      redisUrl: 'redis://127.0.0.1:6379',
+      rateCard: { currency: 'USD', cpuPerVcpuHour: 6 },
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ NODE_STALE_SEC: '0' }, 'NODE_STALE_SEC'],
+    [{ NODE_STALE_SEC: '1.5' }, 'NODE_STALE_SEC'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ MONGO_URL: 'http://x' }, 'MONGO_URL'],
+    [{ EVENTSTORE_URL: 'nope' }, 'EVENTSTORE_URL'],
+    [{ NOTIFY_WEBHOOK_URL: 'ftp://x' }, 'NOTIFY_WEBHOOK_URL'],
+    [{ RATE_CARD: '{"currency":"KRW"' }, 'RATE_CARD'],
+    [{ RATE_CARD: '/does/not/exist.json' }, 'RATE_CARD'],
+    [{ RATE_CARD: '{"currency":"KRW","gpuPerHour":{"L40S":1.5},"cpuPerVcpuHour":1}' }, 'RATE_CARD'],
+    [{ RATE_CARD: '{"currency":"KRW","gpuPerHour":{"H100":1},"cpuPerVcpuHour":1}' }, 'RATE_CARD'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ MASS_FAILURE_RATIO: '1.5' }, 'MASS_FAILURE_RATIO'],
+  ])('refuses %j naming %s', (env, setting) => refuses(env as Record<string, string>, setting));
+});

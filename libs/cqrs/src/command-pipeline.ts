@@ -1,0 +1,175 @@
+import {
+  CommandContext,
+  Decider,
+  EventCodec,
+  EventMetadata,
+  Message,
+  eventIdFor,
+} from '../../kernel/src';
+import {
+  ConcurrencyConflictError,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+} from '../../eventstore/src/port';
+import { AggregateCache } from './aggregate-cache';
+
+/** An aggregate (or workflow) as the pipeline sees it: its decider and how its events are stored. */
+export type Aggregate<C extends Message, E extends Message, S> = {
+  readonly name: string;
+  readonly decider: Decider<C, E, S>;
+  readonly codec: EventCodec<E>;
+};
+
+export type CommandResult<E, S> = {
+  readonly events: readonly E[];
+  readonly state: S;
+  /** The stream's revision after the command, null when the stream still does not exist. */
+  readonly revision: number | null;
+  /** False when nothing was appended: the decider saw nothing to change, or an idempotent replay. */
+  readonly appended: boolean;
+};
+
+export type PipelineObserver = (outcome: {
+  aggregate: string;
+  command: string;
+  ms: number;
+  result: 'ok' | 'noop' | 'refused' | 'error';
+  events: number;
+}) => void;
+
+export const SCHEMA_VERSION = 1;
+
+/**
+ * The one generic command path: load (cached fold of `evolve`) → `decide` → append with
+ * the revision read. A revision conflict reloads and decides again (bounded); nothing
+ * else is retried, and nothing ever overwrites.
+ */
+export class CommandPipeline {
+  private readonly cache: AggregateCache;
+  private observer: PipelineObserver | undefined;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly options: { maxAttempts?: number; cacheSize?: number } = {},
+  ) {
+    this.cache = new AggregateCache(options.cacheSize);
+  }
+
+  onOutcome(observer: PipelineObserver): void {
+    this.observer = observer;
+  }
+
+  async load<E extends Message, S>(
+    aggregate: {
+      readonly decider: Pick<Decider<never, E, S>, 'evolve' | 'initialState'>;
+      readonly codec: EventCodec<E>;
+    },
+    streamId: string,
+  ): Promise<{ state: S; revision: number | null }> {
+    const head = await this.store.streamRevision(streamId);
+    if (head === null) return { state: aggregate.decider.initialState(), revision: null };
+    const cached = this.cache.get<S>(streamId);
+    if (cached && cached.revision === head) return cached;
+    // Fold only what the cache has not seen yet (another replica may have appended).
+    let state = cached && cached.revision < head ? cached.state : aggregate.decider.initialState();
+    let from = cached && cached.revision < head ? cached.revision + 1 : 0;
+    let revision = from - 1;
+    for (;;) {
+      const page = await this.store.readStream(streamId, { fromRevision: from, limit: 1000 });
+      for (const stored of page) {
+        const event = aggregate.codec.decode(stored.type, stored.data);
+        if (event) state = aggregate.decider.evolve(state, event);
+        revision = stored.revision;
+      }
+      if (page.length < 1000) break;
+      from = revision + 1;
+    }
+    const entry = { state, revision };
+    this.cache.set(streamId, entry);
+    return entry;
+  }
+
+  async handle<C extends Message, E extends Message, S>(
+    aggregate: Aggregate<C, E, S>,
+    streamId: string,
+    command: C,
+    context: CommandContext,
+  ): Promise<CommandResult<E, S>> {
+    const started = performance.now();
+    const maxAttempts = this.options.maxAttempts ?? 5;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const { state, revision } = await this.load(aggregate, streamId);
+        const events = aggregate.decider.decide(command, state);
+        if (events.length === 0) {
+          this.report(aggregate, command, started, 'noop', 0);
+          return { events, state, revision, appended: false };
+        }
+        const expected: ExpectedRevision = revision ?? 'no_stream';
+        try {
+          const result = await this.store.append(
+            streamId,
+            this.toStored(aggregate.codec, events, context),
+            expected,
+          );
+          if (!result.appended) {
+            // An idempotent replay of a command already applied: report the stored state.
+            this.cache.invalidate(streamId);
+            const now = await this.load(aggregate, streamId);
+            this.report(aggregate, command, started, 'noop', 0);
+            return { events: [], state: now.state, revision: now.revision, appended: false };
+          }
+          const next = events.reduce(aggregate.decider.evolve, state);
+          this.cache.set(streamId, { state: next, revision: result.revision });
+          this.report(aggregate, command, started, 'ok', events.length);
+          return { events, state: next, revision: result.revision, appended: true };
+        } catch (error) {
+          if (!(error instanceof ConcurrencyConflictError) || attempt >= maxAttempts) throw error;
+          this.cache.invalidate(streamId);
+        }
+      }
+    } catch (error) {
+      const refused = error instanceof Error && 'code' in error && 'kind' in error;
+      this.report(aggregate, command, started, refused ? 'refused' : 'error', 0);
+      throw error;
+    }
+  }
+
+  private toStored<E extends Message>(
+    codec: EventCodec<E>,
+    events: readonly E[],
+    context: CommandContext,
+  ): NewEvent[] {
+    const metadata: EventMetadata = {
+      correlationId: context.correlationId,
+      causationId: context.causationId,
+      actor: context.actor,
+      occurredAt: context.now.toISOString(),
+      schemaVersion: SCHEMA_VERSION,
+      commandId: context.commandId,
+    };
+    return events.map((event, index) => ({
+      eventId: eventIdFor(context.commandId, index),
+      type: codec.storedType(event),
+      data: event.data,
+      metadata,
+    }));
+  }
+
+  private report(
+    aggregate: { name: string },
+    command: Message,
+    started: number,
+    result: 'ok' | 'noop' | 'refused' | 'error',
+    events: number,
+  ): void {
+    this.observer?.({
+      aggregate: aggregate.name,
+      command: command.type,
+      ms: performance.now() - started,
+      result,
+      events,
+    });
+  }
+}

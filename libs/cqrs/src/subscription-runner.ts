@@ -1,0 +1,218 @@
+import { EventStore, StoredEvent } from '../../eventstore/src/port';
+
+/**
+ * A consumer of the global log: a projection or a reactor. It owns where its checkpoint
+ * lives; the runner only calls `handle` in global order and `saveCheckpoint` after it.
+ */
+export interface Subscriber {
+  readonly name: string;
+  loadCheckpoint(): Promise<number>;
+  /** Handles a page of events in order. Must be idempotent: delivery is at-least-once. */
+  handle(events: readonly StoredEvent[]): Promise<void>;
+  /** Stores the checkpoint once `handle` has succeeded (projections may store it with their writes). */
+  saveCheckpoint(position: number): Promise<void>;
+}
+
+export type SubscriptionStatus = {
+  readonly name: string;
+  readonly checkpoint: number;
+  readonly head: number;
+  readonly lag: number;
+  readonly failing: boolean;
+  readonly consecutiveFailures: number;
+  readonly lastError: string | null;
+  readonly handled: number;
+};
+
+export type RunnerOptions = {
+  readonly pageSize?: number;
+  /** Safety-net poll when no notification arrives. */
+  readonly pollMs?: number;
+  readonly initialBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  readonly onError?: (name: string, error: unknown, attempt: number) => void;
+};
+
+class Subscription {
+  checkpoint = 0;
+  head = 0;
+  failing = false;
+  consecutiveFailures = 0;
+  lastError: string | null = null;
+  handled = 0;
+  private running = false;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly idleWaiters: Array<{ position: number; resolve: () => void }> = [];
+
+  constructor(
+    readonly subscriber: Subscriber,
+    private readonly store: EventStore,
+    private readonly options: Required<Omit<RunnerOptions, 'onError'>> &
+      Pick<RunnerOptions, 'onError'>,
+  ) {}
+
+  async start(): Promise<void> {
+    this.checkpoint = await this.subscriber.loadCheckpoint();
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  notify(): void {
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.notify();
+    await this.loop;
+  }
+
+  /** Resolves once the checkpoint has reached `position`. */
+  reached(position: number): Promise<void> {
+    if (this.checkpoint >= position) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push({ position, resolve }));
+  }
+
+  get isRunning(): boolean {
+    return this.running && !this.stopped;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let page: StoredEvent[];
+      try {
+        page = await this.store.readAll({ after: this.checkpoint, limit: this.options.pageSize });
+      } catch (error) {
+        await this.failed(error);
+        continue;
+      }
+      if (page.length === 0) {
+        this.head = Math.max(this.head, this.checkpoint);
+        await this.sleep(this.options.pollMs);
+        continue;
+      }
+      try {
+        await this.subscriber.handle(page);
+        const last = page[page.length - 1].position;
+        await this.subscriber.saveCheckpoint(last);
+        this.checkpoint = last;
+        this.head = Math.max(this.head, last);
+        this.handled += page.length;
+        this.failing = false;
+        this.consecutiveFailures = 0;
+        this.lastError = null;
+        this.release();
+      } catch (error) {
+        // The page is retried from the same checkpoint: never skipped, never stopped for good.
+        await this.failed(error);
+      }
+    }
+  }
+
+  private async failed(error: unknown): Promise<void> {
+    this.failing = true;
+    this.consecutiveFailures += 1;
+    this.lastError = error instanceof Error ? error.message : String(error);
+    this.options.onError?.(this.subscriber.name, error, this.consecutiveFailures);
+    const backoff = Math.min(
+      this.options.maxBackoffMs,
+      this.options.initialBackoffMs * 2 ** (this.consecutiveFailures - 1),
+    );
+    await this.sleep(backoff);
+  }
+
+  private release(): void {
+    for (let i = this.idleWaiters.length - 1; i >= 0; i--) {
+      if (this.idleWaiters[i].position <= this.checkpoint) {
+        this.idleWaiters[i].resolve();
+        this.idleWaiters.splice(i, 1);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref?.();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = () => {
+        this.wake = null;
+        done();
+      };
+    });
+  }
+}
+
+/**
+ * Drives every subscriber from its own checkpoint: catch-up by reading the log, woken by the
+ * store's notifications, with a poll as a safety net. A failing handler is retried with
+ * backoff and shown in `status()`; the runner never gives up on a subscriber silently.
+ */
+export class SubscriptionRunner {
+  private readonly subscriptions = new Map<string, Subscription>();
+  private unwatch: (() => void) | null = null;
+  private readonly options: Required<Omit<RunnerOptions, 'onError'>> &
+    Pick<RunnerOptions, 'onError'>;
+
+  constructor(
+    private readonly store: EventStore,
+    options: RunnerOptions = {},
+  ) {
+    this.options = {
+      pageSize: options.pageSize ?? 2000,
+      pollMs: options.pollMs ?? 1000,
+      initialBackoffMs: options.initialBackoffMs ?? 100,
+      maxBackoffMs: options.maxBackoffMs ?? 30_000,
+      onError: options.onError,
+    };
+  }
+
+  add(subscriber: Subscriber): void {
+    if (this.subscriptions.has(subscriber.name)) {
+      throw new Error(`subscriber ${subscriber.name} is registered twice`);
+    }
+    this.subscriptions.set(subscriber.name, new Subscription(subscriber, this.store, this.options));
+  }
+
+  async start(): Promise<void> {
+    this.unwatch = this.store.watch(() => {
+      for (const s of this.subscriptions.values()) s.notify();
+    });
+    for (const s of this.subscriptions.values()) await s.start();
+  }
+
+  /** Resolves when every subscriber (or the named ones) has handled the log up to `position`. */
+  async caughtUp(position?: number, names?: readonly string[]): Promise<void> {
+    const target = position ?? (await this.store.headPosition());
+    const subs = [...this.subscriptions.values()].filter(
+      (s) => !names || names.includes(s.subscriber.name),
+    );
+    await Promise.all(subs.map((s) => s.reached(target)));
+  }
+
+  async status(): Promise<SubscriptionStatus[]> {
+    const head = await this.store.headPosition();
+    return [...this.subscriptions.values()].map((s) => ({
+      name: s.subscriber.name,
+      checkpoint: s.checkpoint,
+      head,
+      lag: Math.max(0, head - s.checkpoint),
+      failing: s.failing,
+      consecutiveFailures: s.consecutiveFailures,
+      lastError: s.lastError,
+      handled: s.handled,
+    }));
+  }
+
+  async stop(): Promise<void> {
+    this.unwatch?.();
+    this.unwatch = null;
+    await Promise.all([...this.subscriptions.values()].map((s) => s.stop()));
+  }
+}
