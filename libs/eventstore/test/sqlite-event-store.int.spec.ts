@@ -1,0 +1,180 @@
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConcurrencyConflictError, NewEvent } from '../src/port';
+import { SqliteEventStore } from '../src/sqlite-event-store';
+import { eventStoreContract } from './event-store.contract';
+
+const tempFile = (): { file: string; dir: string } => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `eventstore-${randomUUID().slice(0, 8)}-`));
+  return { dir, file: path.join(dir, 'events.db') };
+};
+
+const event = (type = 'TestHappened.v1'): NewEvent => ({
+  eventId: randomUUID(),
+  type,
+  data: { at: Date.now() },
+  metadata: {
+    correlationId: 'c',
+    causationId: 'c',
+    actor: { sub: 'system', roles: ['system'] },
+    occurredAt: new Date(0).toISOString(),
+    schemaVersion: 1,
+  },
+});
+
+eventStoreContract('SqliteEventStore', async () => {
+  const { dir, file } = tempFile();
+  const store = new SqliteEventStore({ file, pollMs: 50 });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteEventStore', () => {
+  let dir: string;
+  let file: string;
+  let store: SqliteEventStore;
+
+  beforeEach(() => {
+    ({ dir, file } = tempFile());
+    store = new SqliteEventStore({ file, pollMs: 50 });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('when another connection tries to rewrite history', () => {
+    it('refuses UPDATE and DELETE on the events table', async () => {
+      await store.append('node-1', [event()], 'no_stream');
+      const raw = new Database(file);
+      try {
+        expect(() => raw.prepare("UPDATE events SET type = 'Forged.v1'").run()).toThrow(
+          /append-only/,
+        );
+        expect(() => raw.prepare('DELETE FROM events').run()).toThrow(/append-only/);
+        expect(raw.prepare('SELECT count(*) FROM events').pluck().get()).toBe(1);
+      } finally {
+        raw.close();
+      }
+    });
+  });
+
+  it('keeps events across close and reopen', async () => {
+    await store.append('node-1', [event(), event()], 'no_stream');
+    await store.close();
+    store = new SqliteEventStore({ file });
+    expect(await store.streamRevision('node-1')).toBe(1);
+    expect(await store.readAll({ limit: 10 })).toHaveLength(2);
+    expect((await store.append('node-1', [event()], 1)).revision).toBe(2);
+  });
+
+  it('writes pending appends before closing', async () => {
+    const pending = store.append('node-1', [event()], 'no_stream');
+    await store.close();
+    await expect(pending).resolves.toMatchObject({ appended: true });
+    store = new SqliteEventStore({ file });
+    expect(await store.streamRevision('node-1')).toBe(0);
+  });
+
+  it('is durable by default: WAL with synchronous FULL', () => {
+    const raw = new Database(file);
+    try {
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    } finally {
+      raw.close();
+    }
+    // synchronous is per connection: ask the store's own.
+    const db = (store as unknown as { db: Database.Database }).db;
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
+  describe('when many callers append at once', () => {
+    it('group-commits them in far fewer transactions than appends', async () => {
+      const before = store.stats;
+      const results = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) =>
+          store.append(`session-${i}`, [event()], 'no_stream'),
+        ),
+      );
+      const after = store.stats;
+      expect(results.every((r) => r.appended)).toBe(true);
+      expect(after.appends - before.appends).toBe(1000);
+      expect(after.events - before.events).toBe(1000);
+      expect(after.flushes - before.flushes).toBeLessThanOrEqual(10);
+      const positions = results.map((r) => r.position);
+      expect(new Set(positions).size).toBe(1000);
+    });
+
+    it('validates each append of a batch on its own, seeing earlier ones', async () => {
+      const results = await Promise.allSettled([
+        store.append('node-1', [event()], 'no_stream'),
+        store.append('node-1', [event()], 'no_stream'),
+        store.append('node-1', [event()], 0),
+        store.append('node-2', [event()], 3),
+        store.append('node-3', [event()], 'any'),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ]);
+      expect(await store.streamRevision('node-1')).toBe(1);
+      expect(await store.streamRevision('node-2')).toBeNull();
+    });
+
+    it('refuses an unserializable payload alone', async () => {
+      const cyclic: { self?: unknown } = {};
+      cyclic.self = cyclic;
+      const results = await Promise.allSettled([
+        store.append('node-1', [{ ...event(), data: cyclic }], 'no_stream'),
+        store.append('node-2', [event()], 'no_stream'),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled']);
+    });
+  });
+
+  describe('when two stores share one file', () => {
+    it('lets exactly one of two racing no_stream appends win', async () => {
+      const other = new SqliteEventStore({ file });
+      try {
+        const results = await Promise.allSettled([
+          store.append('node-x', [event()], 'no_stream'),
+          other.append('node-x', [event()], 'no_stream'),
+        ]);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(lost.reason).toBeInstanceOf(ConcurrencyConflictError);
+        expect(await store.readStream('node-x')).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it("notices the other store's appends by polling", async () => {
+      const other = new SqliteEventStore({ file });
+      try {
+        const noticed = new Promise<void>((resolve) => {
+          const stop = store.watch(() => {
+            stop();
+            resolve();
+          });
+        });
+        await other.append('node-y', [event()], 'no_stream');
+        await noticed;
+        expect(await store.streamRevision('node-y')).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+});
