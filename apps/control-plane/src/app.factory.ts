@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Config } from './config/config';
+import { AppModule } from './app.module';
+import { ErrorFilter } from './platform/errors/error.filter';
+import { createValidationPipe } from './platform/http/validation.pipe';
+import { resolveJwtSecret } from './platform/auth/jwt-secret';
+
+const CORRELATION_HEADER = 'x-correlation-id';
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole control plane on Fastify; `main.ts` and the e2e tests both start it here. */
+export const createApp = async (
+  config: Config,
+): Promise<{ app: NestFastifyApplication; jwtSecret: string; generatedSecret: boolean }> => {
+  const secret = resolveJwtSecret({ configured: config.authJwtSecret, dataDir: config.dataDir });
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyLimitBytes,
+    // Ids of our own, so a client cannot pick the correlation id of someone else's request.
+    genReqId: () => randomUUID(),
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config, secret.secret),
+    adapter,
+    {
+      bufferLogs: false,
+      logger: config.logLevel === 'silent' ? false : ['error', 'warn', 'log'],
+    },
+  );
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (request, reply) => {
+    const given = request.headers[CORRELATION_HEADER];
+    const correlationId =
+      typeof given === 'string' && SAFE_ID.test(given) ? given : String(request.id);
+    (request as unknown as { correlationId: string }).correlationId = correlationId;
+    void reply.header(CORRELATION_HEADER, correlationId);
+  });
+  app.useGlobalFilters(new ErrorFilter());
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks();
+  return { app, jwtSecret: secret.secret, generatedSecret: secret.generated };
+};

@@ -1,0 +1,22 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { Config } from './config/config';
+import { AuditModule } from './audit/audit.module';
+import { IdempotencyModule } from './platform/idempotency/idempotency.module';
+import { AuthModule } from './platform/auth/auth.module';
+import { InfrastructureModule } from './platform/runtime/infrastructure.module';
+
+@Module({})
+export class AppModule {
+  /** `jwtSecret` is resolved before the app starts (configured, or generated into DATA_DIR). */
+  static forRoot(config: Config, jwtSecret: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        InfrastructureModule.forRoot(config),
+        AuthModule.forRoot(jwtSecret),
+        IdempotencyModule,
+        AuditModule,
+      ],
+    };
+  }
+}

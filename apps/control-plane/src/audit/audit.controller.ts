@@ -1,0 +1,75 @@
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { notFound } from '../../../../libs/kernel/src';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import { Roles } from '../platform/auth/decorators';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { EventTypes } from '../platform/runtime/event-types';
+import { EVENT_STORE } from '../platform/runtime/tokens';
+import { ReadLogQuery, ReadStreamQuery } from './audit.dto';
+
+const STREAM_ID = /^[a-z][a-z0-9]*-[A-Za-z0-9._:@-]{1,200}$/;
+
+export type EventView = {
+  eventId: string;
+  streamId: string;
+  revision: number;
+  position: number;
+  type: string;
+  data: unknown;
+  metadata: StoredEvent['metadata'];
+};
+
+const view = (e: StoredEvent): EventView => ({
+  eventId: e.eventId,
+  streamId: e.streamId,
+  revision: e.revision,
+  position: e.position,
+  type: e.type,
+  data: e.data,
+  metadata: e.metadata,
+});
+
+/** The event-stream API for auditors: the global log and single streams, read as stored. */
+@ApiTags('audit')
+@ApiBearerAuth()
+@Roles('auditor', 'admin')
+@Controller('v1')
+export class AuditController {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(EventTypes) private readonly types: EventTypes,
+  ) {}
+
+  /** `nextPosition` is where the next page starts; with no new events it stays put, for polling. */
+  @Get('events')
+  async readLog(
+    @Query() query: ReadLogQuery,
+  ): Promise<{ events: EventView[]; nextPosition: number }> {
+    const from = query.fromPosition ?? 0;
+    const types = query.type ? this.types.expand(query.type.split(',')) : undefined;
+    const events = await this.store.readAll({
+      after: Math.max(0, from - 1),
+      limit: query.limit ?? 100,
+      types,
+    });
+    const nextPosition = events.length ? events[events.length - 1].position + 1 : from;
+    return { events: events.map(view), nextPosition };
+  }
+
+  @Get('streams/:streamId')
+  async readStream(
+    @Param('streamId') streamId: string,
+    @Query() query: ReadStreamQuery,
+  ): Promise<{ events: EventView[] }> {
+    if (!STREAM_ID.test(streamId)) {
+      throw validationFailed([{ field: 'streamId', problems: ['must look like <category>-<id>'] }]);
+    }
+    if ((await this.store.streamRevision(streamId)) === null) throw notFound('stream', streamId);
+    const events = await this.store.readStream(streamId, {
+      fromRevision: query.fromRevision ?? 0,
+      limit: query.limit ?? 100,
+    });
+    return { events: events.map(view) };
+  }
+}

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import Redis from 'ioredis';
+
+/** A successful response kept for replays of the same Idempotency-Key. */
+export type StoredResponse = {
+  readonly bodyHash: string;
+  readonly body: unknown;
+  readonly at: number;
+};
+
+export interface IdempotencyStore {
+  get(scope: string): Promise<StoredResponse | null>;
+  put(scope: string, response: StoredResponse): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Keys are kept a day, as payment APIs do: long enough for any client's retries. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export class SqliteIdempotencyStore implements IdempotencyStore {
+  private readonly db: Database.Database;
+  private readonly select: Database.Statement<
+    [string, number],
+    { body_hash: string; body: string; at: number }
+  >;
+  private readonly insert: Database.Statement<[string, string, string, number]>;
+  private readonly purge: Database.Statement<[number]>;
+
+  constructor(file: string) {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS idempotency (scope TEXT PRIMARY KEY, body_hash TEXT NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL)',
+    );
+    this.select = this.db.prepare(
+      'SELECT body_hash, body, at FROM idempotency WHERE scope = ? AND at > ?',
+    );
+    this.insert = this.db.prepare(
+      'INSERT INTO idempotency (scope, body_hash, body, at) VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO NOTHING',
+    );
+    this.purge = this.db.prepare('DELETE FROM idempotency WHERE at <= ?');
+    this.purge.run(Date.now() - IDEMPOTENCY_TTL_MS);
+  }
+
+  async get(scope: string): Promise<StoredResponse | null> {
+    const row = this.select.get(scope, Date.now() - IDEMPOTENCY_TTL_MS);
+    return row ? { bodyHash: row.body_hash, body: JSON.parse(row.body), at: row.at } : null;
+  }
+
+  async put(scope: string, response: StoredResponse): Promise<void> {
+    this.insert.run(scope, response.bodyHash, JSON.stringify(response.body ?? null), response.at);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly redis: Redis;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+  }
+
+  async get(scope: string): Promise<StoredResponse | null> {
+    const raw = await this.redis.get(`${this.prefix}:idem:${scope}`);
+    return raw ? (JSON.parse(raw) as StoredResponse) : null;
+  }
+
+  async put(scope: string, response: StoredResponse): Promise<void> {
+    // NX: the first stored response is the one every replay gets.
+    await this.redis.set(
+      `${this.prefix}:idem:${scope}`,
+      JSON.stringify(response),
+      'PX',
+      IDEMPOTENCY_TTL_MS,
+      'NX',
+    );
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,83 @@
+import path from 'node:path';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import {
+  CheckpointStore,
+  CommandPipeline,
+  ReadModelCheckpointStore,
+  SqliteCheckpointStore,
+  SubscriptionRunner,
+} from '../../../../../libs/cqrs/src';
+import { EventStore } from '../../../../../libs/eventstore/src/port';
+import { createEventStore } from '../../../../../libs/eventstore/src';
+import { createDelayedJobs } from '../../../../../libs/jobs/src';
+import { createReadModelStore } from '../../../../../libs/readmodels/src';
+import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Config } from '../../config/config';
+import { EventTypes } from './event-types';
+import { Runtime } from './runtime.service';
+import { SubscriptionsRegistry } from './subscriptions.registry';
+import { CHECKPOINTS, CONFIG, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
+
+/**
+ * The stores every feature shares, each chosen by configuration: production adapters when
+ * their URL is set, embedded ones otherwise.
+ */
+@Global()
+@Module({})
+export class InfrastructureModule {
+  static forRoot(config: Config): DynamicModule {
+    return {
+      module: InfrastructureModule,
+      providers: [
+        { provide: CONFIG, useValue: config },
+        {
+          provide: EVENT_STORE,
+          useFactory: () =>
+            createEventStore({ eventstoreUrl: config.eventstoreUrl, dataDir: config.dataDir }),
+        },
+        {
+          provide: READ_MODELS,
+          useFactory: () => createReadModelStore({ mongoUrl: config.mongoUrl }),
+        },
+        {
+          provide: DELAYED_JOBS,
+          useFactory: () =>
+            createDelayedJobs({ redisUrl: config.redisUrl, prefix: config.redisPrefix }),
+        },
+        {
+          provide: CHECKPOINTS,
+          inject: [READ_MODELS],
+          useFactory: (readModels: ReadModelStore): CheckpointStore =>
+            config.mongoUrl
+              ? new ReadModelCheckpointStore(readModels)
+              : new SqliteCheckpointStore(path.join(config.dataDir, 'checkpoints.db')),
+        },
+        {
+          provide: CommandPipeline,
+          inject: [EVENT_STORE],
+          useFactory: (store: EventStore) => new CommandPipeline(store),
+        },
+        {
+          provide: SubscriptionRunner,
+          inject: [EVENT_STORE],
+          useFactory: (store: EventStore) => new SubscriptionRunner(store),
+        },
+        SubscriptionsRegistry,
+        EventTypes,
+        Runtime,
+      ],
+      exports: [
+        CONFIG,
+        EVENT_STORE,
+        READ_MODELS,
+        DELAYED_JOBS,
+        CHECKPOINTS,
+        CommandPipeline,
+        SubscriptionRunner,
+        SubscriptionsRegistry,
+        EventTypes,
+        Runtime,
+      ],
+    };
+  }
+}

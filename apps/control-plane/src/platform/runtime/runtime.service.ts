@@ -1,0 +1,69 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import {
+  CheckpointStore,
+  SubscriptionRunner,
+  projectionSubscriber,
+  reactorSubscriber,
+} from '../../../../../libs/cqrs/src';
+import { EventStore } from '../../../../../libs/eventstore/src/port';
+import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { SubscriptionsRegistry } from './subscriptions.registry';
+import { CHECKPOINTS, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
+
+/**
+ * Starts what runs in the background, in order: projections and reactors from their
+ * checkpoints (the app is ready once projections caught up with the log as it was at start),
+ * then delayed jobs. Stops them in reverse and closes the stores on shutdown.
+ */
+@Injectable()
+export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('runtime');
+  private startedAt: number | null = null;
+  private caughtUpAtStart = false;
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(CHECKPOINTS) private readonly checkpoints: CheckpointStore,
+    private readonly runner: SubscriptionRunner,
+    private readonly registry: SubscriptionsRegistry,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    for (const projection of this.registry.projections) {
+      await this.runner.add(projectionSubscriber(projection, this.readModels));
+    }
+    const head = await this.events.headPosition();
+    const started = Date.now();
+    await this.runner.start();
+    await this.runner.caughtUp(head);
+    this.caughtUpAtStart = true;
+    this.logger.log(`read models caught up with ${head} events in ${Date.now() - started} ms`);
+    // Reactors decide from read models too: they start once those reflect the log at start.
+    for (const reactor of this.registry.reactors) {
+      await this.runner.add(reactorSubscriber(reactor, this.checkpoints));
+    }
+    await this.jobs.start();
+    this.startedAt = Date.now();
+  }
+
+  get ready(): boolean {
+    return this.caughtUpAtStart && this.startedAt !== null;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.jobs.close().catch((e) => this.logger.warn(`closing jobs: ${String(e)}`));
+    await this.runner.stop();
+    await this.checkpoints.close();
+    await this.readModels.close();
+    await this.events.close();
+  }
+}

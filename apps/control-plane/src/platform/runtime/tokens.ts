@@ -1,0 +1,6 @@
+/** Injection tokens of the shared ports (interfaces have no runtime identity). */
+export const CONFIG = Symbol('CONFIG');
+export const EVENT_STORE = Symbol('EVENT_STORE');
+export const READ_MODELS = Symbol('READ_MODELS');
+export const DELAYED_JOBS = Symbol('DELAYED_JOBS');
+export const CHECKPOINTS = Symbol('CHECKPOINTS');
