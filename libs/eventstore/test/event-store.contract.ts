@@ -269,12 +269,13 @@ export function eventStoreContract(
           // Give a remote subscription time to be established before appending.
           await new Promise((resolve) => setTimeout(resolve, 300));
           await store.append(stream(), [event()], 'no_stream');
+          let timer: NodeJS.Timeout | undefined;
           await Promise.race([
             called,
-            new Promise((_, reject) =>
-              setTimeout(() => reject(new Error('listener not called within 5 s')), 5000),
-            ),
-          ]);
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error('listener not called within 5 s')), 5000);
+            }),
+          ]).finally(() => clearTimeout(timer));
           expect(calls).toBeGreaterThan(0);
         } finally {
           unsubscribe();
