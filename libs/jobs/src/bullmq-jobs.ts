@@ -1,0 +1,206 @@
+import { Job, Queue, Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_CONCURRENCY } from './in-process-jobs';
+import { DelayedJobs, JobHandler, QueueCounts, QueueOptions } from './port';
+
+export type BullmqJobsOptions = {
+  readonly redisUrl: string;
+  /** Redis key prefix; tests use a unique one per run so they never see each other's jobs. */
+  readonly prefix?: string;
+  /** How long a worker's lock on a running job lasts unrenewed (BullMQ default 30 s). */
+  readonly lockDuration?: number;
+  /** How often workers look for jobs whose lock expired, i.e. whose process died (default 30 s). */
+  readonly stalledInterval?: number;
+  /** Redeliveries after stalls before a job is failed (default 3: at-least-once matters more). */
+  readonly maxStalledCount?: number;
+  /** Exhausted jobs kept for `counts().failed` and inspection. */
+  readonly keepFailed?: number;
+  readonly onError?: (context: string, error: unknown) => void;
+};
+
+/** What a BullMQ job carries: the logical id and runAt survive slots and retries exactly. */
+type StoredJob = { readonly jobId: string; readonly runAt: number; readonly payload: unknown };
+
+/**
+ * Replace-while-active. BullMQ ignores `add` under an id that still exists, and cannot remove
+ * a running (locked) job. So each logical job has two BullMQ ids, slot `a` and slot `b`:
+ * `schedule` removes whatever is pending in both and adds to a slot that is not running.
+ * A handler that reschedules its own job (a ticker) thus lands in the other slot, and the
+ * new job is a real persisted job from the start, so a crash loses nothing. The price: if
+ * the new time comes before the running handler ends, the two runs overlap, which handlers
+ * tolerate since they re-check state. Only when both slots are running does `schedule` throw.
+ */
+const SLOTS = ['a', 'b'] as const;
+/** encodeURIComponent removes ':' (refused by BullMQ); the slot prefix keeps ids non-integer. */
+const slotId = (slot: string, jobId: string): string => `${slot}~${encodeURIComponent(jobId)}`;
+
+const PENDING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', 'waiting-children']);
+
+type Registered = { readonly worker: Worker; readonly options: QueueOptions };
+
+export class BullmqJobs implements DelayedJobs {
+  private readonly prefix: string;
+  /** Commands fail fast when Redis is down; workers instead wait, as BullMQ requires. */
+  private readonly connection: IORedis;
+  private readonly workerConnection: IORedis;
+  private readonly queues = new Map<string, Queue>();
+  private readonly registered = new Map<string, Registered>();
+  private started = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: BullmqJobsOptions) {
+    this.prefix = options.prefix ?? 'fleet';
+    this.connection = new IORedis(options.redisUrl, { maxRetriesPerRequest: 3 });
+    this.workerConnection = new IORedis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.connection.on('error', (error) => this.reportError('redis', error));
+    this.workerConnection.on('error', (error) => this.reportError('redis', error));
+  }
+
+  register<P>(queue: string, handler: JobHandler<P>, options: QueueOptions = {}): void {
+    if (this.registered.has(queue)) throw new Error(`jobs: queue ${queue} is already registered`);
+    const worker = new Worker<StoredJob>(
+      queue,
+      async (job: Job<StoredJob>) => {
+        const { jobId, runAt, payload } = job.data;
+        await (handler as JobHandler<unknown>)(payload, {
+          queue,
+          jobId,
+          attempt: job.attemptsMade + 1,
+          runAt,
+        });
+      },
+      {
+        connection: this.workerConnection,
+        prefix: this.prefix,
+        autorun: false,
+        concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY),
+        // BullMQ spreads these over its defaults, so an undefined must not be passed.
+        ...(this.options.lockDuration !== undefined && { lockDuration: this.options.lockDuration }),
+        ...(this.options.stalledInterval !== undefined && {
+          stalledInterval: this.options.stalledInterval,
+        }),
+        maxStalledCount: this.options.maxStalledCount ?? 3,
+      },
+    );
+    worker.on('error', (error) => this.reportError(`worker ${queue}`, error));
+    this.registered.set(queue, { worker, options });
+    if (this.started) this.run(queue, worker);
+  }
+
+  async schedule<P>(queue: string, jobId: string, runAt: number, payload: P): Promise<void> {
+    const q = this.queue(queue);
+    let free: string | null = null;
+    for (const slot of SLOTS) {
+      const id = slotId(slot, jobId);
+      // 1 when removed or absent (completed jobs are removed at once), 0 when running.
+      const removed = await q.remove(id);
+      if (removed === 1 && free === null) free = id;
+    }
+    if (free === null) {
+      throw new Error(`jobs: cannot reschedule ${queue}/${jobId}: both of its slots are running`);
+    }
+    const options = this.registered.get(queue)?.options ?? {};
+    const now = Date.now();
+    const data: StoredJob = { jobId, runAt, payload: payload ?? null };
+    await q.add(queue, data, {
+      jobId: free,
+      // With our own timestamp, BullMQ's timestamp + delay is exactly runAt.
+      timestamp: now,
+      delay: Math.max(0, runAt - now),
+      attempts: Math.max(1, options.attempts ?? DEFAULT_ATTEMPTS),
+      backoff: { type: 'exponential', delay: Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS) },
+      // A finished job must go, or BullMQ would ignore the next add under its id; failed ones
+      // stay for counts and inspection, and `schedule` removes them before adding.
+      removeOnComplete: true,
+      removeOnFail: { count: this.options.keepFailed ?? 1000 },
+    });
+  }
+
+  async cancel(queue: string, jobId: string): Promise<void> {
+    const q = this.queue(queue);
+    // A running handler is not interrupted; it re-checks state anyway.
+    for (const slot of SLOTS) await q.remove(slotId(slot, jobId));
+  }
+
+  async scheduledAt(queue: string, jobId: string): Promise<number | null> {
+    const q = this.queue(queue);
+    let at: number | null = null;
+    for (const slot of SLOTS) {
+      const job = (await q.getJob(slotId(slot, jobId))) as Job<StoredJob> | undefined;
+      if (!job || !PENDING_STATES.has(await job.getState())) continue;
+      at = Math.max(at ?? -Infinity, job.data.runAt);
+    }
+    return at;
+  }
+
+  async counts(queue: string): Promise<QueueCounts> {
+    const c = await this.queue(queue).getJobCounts(
+      'waiting',
+      'prioritized',
+      'paused',
+      'delayed',
+      'failed',
+    );
+    return {
+      waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.paused ?? 0),
+      delayed: c.delayed ?? 0,
+      failed: c.failed ?? 0,
+    };
+  }
+
+  async start(): Promise<void> {
+    if (this.closing) throw new Error('jobs: closed');
+    this.started = true;
+    for (const [queue, { worker }] of this.registered) this.run(queue, worker);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown(false);
+    return this.closing;
+  }
+
+  /**
+   * Stops at once without waiting for running handlers, as a dying process would: their
+   * jobs stay locked until the lock expires, then another worker takes them again.
+   */
+  kill(): Promise<void> {
+    this.closing ??= this.shutdown(true);
+    return this.closing;
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.ping();
+  }
+
+  private async shutdown(force: boolean): Promise<void> {
+    // Workers first: a handler finishing during close may still schedule on an open queue.
+    await Promise.allSettled(
+      [...this.registered.values()].map(({ worker }) => worker.close(force)),
+    );
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    for (const connection of [this.workerConnection, this.connection]) {
+      if (force) connection.disconnect();
+      else await connection.quit().catch(() => connection.disconnect());
+    }
+  }
+
+  private run(queue: string, worker: Worker): void {
+    if (worker.isRunning()) return;
+    worker.run().catch((error: unknown) => this.reportError(`worker ${queue}`, error));
+  }
+
+  private queue(name: string): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      q.on('error', (error) => this.reportError(`queue ${name}`, error));
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  private reportError(context: string, error: unknown): void {
+    if (this.options.onError) this.options.onError(context, error);
+    else console.error(`jobs: ${context}:`, error);
+  }
+}
