@@ -1,0 +1,351 @@
+import {
+  Decider,
+  DomainError,
+  assertNever,
+  invalidTransition,
+  notFound,
+} from '../../../../libs/kernel/src';
+import { GpuModel } from '../config/config';
+import {
+  Capacity,
+  GpuCard,
+  NodeEvent,
+  NodeFacts,
+  NodeMode,
+  NodeRole,
+  NodeState,
+  evolveNode,
+  initialNodeState,
+} from './node.events';
+
+/** One node as the operator reports it (normalised at the edge: times are ISO strings). */
+export type NodeReport = {
+  readonly clusterId: string;
+  readonly hostname: string;
+  readonly role: NodeRole;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly capacity: Capacity;
+  readonly gpus: readonly GpuCard[];
+  readonly kubeletReady: boolean;
+  readonly unschedulable: boolean;
+  readonly observedAt: string | null;
+};
+
+export type SessionDemand =
+  | { readonly kind: 'gpu'; readonly gpuModel: GpuModel; readonly gpuCount: number }
+  | { readonly kind: 'cpu'; readonly cpu: number; readonly memoryGiB: number };
+
+export type NodeCommand =
+  | {
+      type: 'ReportNode';
+      data: {
+        nodeId: string;
+        report: NodeReport;
+        receivedAt: string;
+        /** The newest `observedAt` seen for this node by the heartbeat store (reports that changed nothing). */
+        newestObservedAt: string | null;
+      };
+    }
+  | { type: 'TimeOutNodeHeartbeat'; data: { lastSeenAt: string; staleSec: number; at: string } }
+  | { type: 'CordonNode'; data: { reason: string | null; at: string } }
+  | { type: 'UncordonNode'; data: { at: string } }
+  | { type: 'DeleteNode'; data: { at: string } }
+  | { type: 'AssignNodeToPool'; data: { poolId: string | null; at: string } }
+  | {
+      type: 'AllocateOnNode';
+      data: { sessionId: string; owner: string; demand: SessionDemand; at: string };
+    }
+  | { type: 'ReleaseOnNode'; data: { sessionId: string; at: string } }
+  | { type: 'StartNodeDrain'; data: { drainId: string; at: string } }
+  | { type: 'EndNodeDrain'; data: { drainId: string; at: string } };
+
+export const modeFromLabels = (labels: Readonly<Record<string, string>>): NodeMode =>
+  labels['fleet/mode'] === 'dedicated' ? 'dedicated' : 'shared';
+
+export type DisplayStatus = 'ready' | 'busy' | 'cordoned' | 'offline';
+
+/** The Nodes screen's status: offline > cordoned > busy (holds sessions) > ready. */
+export const displayStatus = (state: NodeState): DisplayStatus | null => {
+  if (state.status !== 'online' && state.status !== 'offline') return null;
+  if (state.status === 'offline') return 'offline';
+  if (state.cordon.desired) return 'cordoned';
+  return Object.keys(state.allocations).length > 0 ? 'busy' : 'ready';
+};
+
+const later = (a: string | null, b: string | null): string | null =>
+  a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b;
+
+const sameRecord = (
+  a: Readonly<Record<string, unknown>>,
+  b: Readonly<Record<string, unknown>>,
+): boolean => {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+};
+
+const sameCard = (a: GpuCard, b: GpuCard): boolean =>
+  a.model === b.model && a.memoryGiB === b.memoryGiB;
+
+const decideReport = (
+  data: Extract<NodeCommand, { type: 'ReportNode' }>['data'],
+  state: NodeState,
+): NodeEvent[] => {
+  const { report, receivedAt, nodeId } = data;
+  if (state.status === 'absent' || state.status === 'deleted') {
+    return [
+      {
+        type: 'NodeRegistered',
+        data: {
+          nodeId,
+          clusterId: report.clusterId,
+          hostname: report.hostname,
+          role: report.role,
+          labels: report.labels,
+          mode: modeFromLabels(report.labels),
+          capacity: report.capacity,
+          gpus: report.gpus,
+          kubeletReady: report.kubeletReady,
+          unschedulable: report.unschedulable,
+          observedAt: report.observedAt,
+          registeredAt: receivedAt,
+        },
+      },
+    ];
+  }
+  const newest = later(state.observedAt, data.newestObservedAt);
+  if (
+    report.observedAt !== null &&
+    newest !== null &&
+    Date.parse(report.observedAt) < Date.parse(newest)
+  ) {
+    return []; // An older report than one already applied: out of order, changes nothing.
+  }
+  const events: NodeEvent[] = [];
+  const stamp = { nodeId, observedAt: report.observedAt, at: receivedAt };
+  const mode = modeFromLabels(report.labels);
+  const changed: { -readonly [K in 'role' | 'labels' | 'mode' | 'capacity']?: NodeFacts[K] } = {};
+  if (report.role !== state.role) changed.role = report.role;
+  if (!sameRecord(report.labels, state.labels)) changed.labels = report.labels;
+  if (mode !== state.mode) changed.mode = mode;
+  if (!sameRecord(report.capacity, state.capacity)) changed.capacity = report.capacity;
+  if (Object.keys(changed).length > 0)
+    events.push({ type: 'NodeInventoryChanged', data: { ...changed, ...stamp } });
+
+  const before = new Map(state.gpus.map((g) => [g.uuid, g]));
+  const after = new Map(report.gpus.map((g) => [g.uuid, g]));
+  const removed = [...before.keys()].filter(
+    (u) => !after.has(u) || !sameCard(before.get(u)!, after.get(u)!),
+  );
+  const added = report.gpus.filter((g) => !before.has(g.uuid) || !sameCard(before.get(g.uuid)!, g));
+  if (removed.length > 0 || added.length > 0) {
+    events.push({ type: 'NodeGpusChanged', data: { ...stamp, added, removed } });
+  }
+  if (report.unschedulable !== state.observedUnschedulable) {
+    events.push({
+      type: 'NodeUnschedulableObserved',
+      data: { ...stamp, unschedulable: report.unschedulable },
+    });
+  }
+  const who = { nodeId, clusterId: state.clusterId, hostname: state.hostname };
+  if (state.status === 'online' && !report.kubeletReady) {
+    events.push({
+      type: 'NodeWentOffline',
+      data: { ...who, reason: 'kubelet_not_ready', lastSeenAt: receivedAt, at: receivedAt },
+    });
+  } else if (state.status === 'offline' && report.kubeletReady) {
+    events.push({
+      type: 'NodeCameOnline',
+      data: { ...who, offlineSince: state.offlineSince, at: receivedAt },
+    });
+  }
+  return events;
+};
+
+const existing = (
+  state: NodeState,
+  nodeId = '',
+): Extract<NodeState, { status: 'online' | 'offline' }> => {
+  if (state.status === 'online' || state.status === 'offline') return state;
+  throw notFound('node', state.status === 'deleted' ? state.nodeId : nodeId);
+};
+
+const refuse = (code: string, message: string, details: Record<string, unknown> = {}): never => {
+  throw new DomainError(code, message, 'conflict', details);
+};
+
+/** Picks the cards (or vCPUs) a session takes on this node, or refuses with the reason. */
+export const chooseAllocation = (
+  node: NodeFacts & { status: 'online' | 'offline' },
+  demand: SessionDemand,
+): { gpus: string[]; cpu: number; memoryGiB: number } => {
+  if (node.status !== 'online') refuse('node_unavailable', `node ${node.hostname} is offline`);
+  if (node.cordon.desired) refuse('node_unavailable', `node ${node.hostname} is cordoned`);
+  if (node.drainId !== null) refuse('node_unavailable', `node ${node.hostname} is draining`);
+  const held = Object.values(node.allocations);
+  if (node.mode === 'dedicated' && held.length > 0) {
+    refuse('node_unavailable', `node ${node.hostname} is dedicated and already holds a session`);
+  }
+  if (demand.kind === 'gpu') {
+    if (node.role !== 'gpu') refuse('node_unavailable', `node ${node.hostname} is not a GPU node`);
+    const taken = new Set(held.flatMap((a) => a.gpus));
+    const free = node.gpus
+      .filter((g) => g.model === demand.gpuModel && !taken.has(g.uuid))
+      .map((g) => g.uuid)
+      .sort();
+    if (free.length < demand.gpuCount) {
+      refuse(
+        'insufficient_capacity',
+        `node ${node.hostname} has ${free.length} free ${demand.gpuModel} cards`,
+        {
+          free: free.length,
+        },
+      );
+    }
+    return { gpus: free.slice(0, demand.gpuCount), cpu: 0, memoryGiB: 0 };
+  }
+  if (node.role !== 'cpu') refuse('node_unavailable', `node ${node.hostname} is not a CPU node`);
+  const usedCpu = held.reduce((s, a) => s + a.cpu, 0);
+  const usedMem = held.reduce((s, a) => s + a.memoryGiB, 0);
+  if (
+    usedCpu + demand.cpu > node.capacity.cpu ||
+    usedMem + demand.memoryGiB > node.capacity.memoryGiB
+  ) {
+    refuse(
+      'insufficient_capacity',
+      `node ${node.hostname} lacks ${demand.cpu} vCPU / ${demand.memoryGiB} GiB`,
+    );
+  }
+  return { gpus: [], cpu: demand.cpu, memoryGiB: demand.memoryGiB };
+};
+
+export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] => {
+  switch (command.type) {
+    case 'ReportNode':
+      return decideReport(command.data, state);
+    case 'TimeOutNodeHeartbeat': {
+      if (state.status !== 'online') return [];
+      const deadline = Date.parse(command.data.lastSeenAt) + command.data.staleSec * 1000;
+      if (deadline > Date.parse(command.data.at)) return []; // reported since: a stale timeout
+      return [
+        {
+          type: 'NodeWentOffline',
+          data: {
+            nodeId: state.nodeId,
+            clusterId: state.clusterId,
+            hostname: state.hostname,
+            reason: 'heartbeat_timeout',
+            lastSeenAt: command.data.lastSeenAt,
+            at: command.data.at,
+          },
+        },
+      ];
+    }
+    case 'CordonNode': {
+      const node = existing(state);
+      if (node.cordon.desired) return [];
+      return [
+        {
+          type: 'NodeCordoned',
+          data: { nodeId: node.nodeId, reason: command.data.reason, at: command.data.at },
+        },
+      ];
+    }
+    case 'UncordonNode': {
+      const node = existing(state);
+      if (!node.cordon.desired) return [];
+      return [{ type: 'NodeUncordoned', data: { nodeId: node.nodeId, at: command.data.at } }];
+    }
+    case 'DeleteNode': {
+      const node = existing(state);
+      if (node.status !== 'offline') {
+        refuse(
+          'node_not_offline',
+          `node ${node.hostname} is online; only an offline node can be deleted`,
+        );
+      }
+      const sessions = Object.keys(node.allocations);
+      if (sessions.length > 0) {
+        refuse('node_busy', `node ${node.hostname} still holds ${sessions.length} session(s)`, {
+          sessions,
+        });
+      }
+      return [
+        {
+          type: 'NodeDeleted',
+          data: {
+            nodeId: node.nodeId,
+            clusterId: node.clusterId,
+            hostname: node.hostname,
+            at: command.data.at,
+          },
+        },
+      ];
+    }
+    case 'AssignNodeToPool': {
+      const node = existing(state);
+      if (node.poolId === command.data.poolId) return [];
+      return [
+        {
+          type: 'NodeAssignedToPool',
+          data: { nodeId: node.nodeId, poolId: command.data.poolId, at: command.data.at },
+        },
+      ];
+    }
+    case 'AllocateOnNode': {
+      const node = existing(state);
+      if (node.allocations[command.data.sessionId]) return []; // already placed here: a retry
+      const chosen = chooseAllocation(node, command.data.demand);
+      return [
+        {
+          type: 'NodeCapacityAllocated',
+          data: {
+            nodeId: node.nodeId,
+            sessionId: command.data.sessionId,
+            owner: command.data.owner,
+            ...chosen,
+            at: command.data.at,
+          },
+        },
+      ];
+    }
+    case 'ReleaseOnNode': {
+      if (state.status !== 'online' && state.status !== 'offline') return [];
+      if (!state.allocations[command.data.sessionId]) return [];
+      return [
+        {
+          type: 'NodeCapacityReleased',
+          data: { nodeId: state.nodeId, sessionId: command.data.sessionId, at: command.data.at },
+        },
+      ];
+    }
+    case 'StartNodeDrain': {
+      const node = existing(state);
+      if (node.drainId === command.data.drainId) return [];
+      if (node.drainId !== null) throw invalidTransition('node', 'draining', 'start another drain');
+      return [
+        {
+          type: 'NodeDrainStarted',
+          data: { nodeId: node.nodeId, drainId: command.data.drainId, at: command.data.at },
+        },
+      ];
+    }
+    case 'EndNodeDrain': {
+      if (state.status !== 'online' && state.status !== 'offline') return [];
+      if (state.drainId !== command.data.drainId) return [];
+      return [
+        {
+          type: 'NodeDrainEnded',
+          data: { nodeId: state.nodeId, drainId: command.data.drainId, at: command.data.at },
+        },
+      ];
+    }
+    default:
+      return assertNever(command, 'node command');
+  }
+};
+
+export const nodeDecider: Decider<NodeCommand, NodeEvent, NodeState> = {
+  decide: decideNode,
+  evolve: evolveNode,
+  initialState: initialNodeState,
+};

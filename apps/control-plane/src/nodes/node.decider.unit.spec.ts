@@ -1,0 +1,523 @@
+import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
+import { NodeCommand, NodeReport, displayStatus, nodeDecider } from './node.decider';
+import { NodeEvent, evolveNode, initialNodeState } from './node.events';
+
+const spec = deciderSpec(nodeDecider);
+const T0 = '2026-12-02T10:00:00.000Z';
+const T1 = '2026-12-02T10:00:15.000Z';
+const T2 = '2026-12-02T10:05:30.000Z';
+
+const report = (over: Partial<NodeReport> = {}): NodeReport => ({
+  clusterId: 'c1',
+  hostname: 'gpu-a-01',
+  role: 'gpu',
+  labels: { 'fleet/mode': 'shared' },
+  capacity: { cpu: 64, memoryGiB: 512, diskGiB: 2000 },
+  gpus: [
+    { uuid: 'GPU-1', model: 'L40S', memoryGiB: 48 },
+    { uuid: 'GPU-2', model: 'L40S', memoryGiB: 48 },
+  ],
+  kubeletReady: true,
+  unschedulable: false,
+  observedAt: T0,
+  ...over,
+});
+
+const reportNode = (
+  r: NodeReport,
+  receivedAt = T0,
+  newestObservedAt: string | null = null,
+): NodeCommand => ({
+  type: 'ReportNode',
+  data: { nodeId: 'n1', report: r, receivedAt, newestObservedAt },
+});
+
+const registered = (r: NodeReport = report()): NodeEvent =>
+  spec.given().when(reportNode(r)).thenEvents()[0];
+const at = (iso: string) => ({ at: iso });
+
+describe('node', () => {
+  describe('when a host reports for the first time', () => {
+    it('registers the node with its inventory and mode from the fleet/mode label', () => {
+      spec
+        .given()
+        .when(reportNode(report({ labels: { 'fleet/mode': 'dedicated' } })))
+        .then([
+          {
+            type: 'NodeRegistered',
+            data: {
+              nodeId: 'n1',
+              clusterId: 'c1',
+              hostname: 'gpu-a-01',
+              role: 'gpu',
+              labels: { 'fleet/mode': 'dedicated' },
+              mode: 'dedicated',
+              capacity: { cpu: 64, memoryGiB: 512, diskGiB: 2000 },
+              gpus: report().gpus,
+              kubeletReady: true,
+              unschedulable: false,
+              observedAt: T0,
+              registeredAt: T0,
+            },
+          },
+        ]);
+    });
+
+    it('defaults to shared mode without the label', () => {
+      const e = spec
+        .given()
+        .when(reportNode(report({ labels: {} })))
+        .thenEvents();
+      expect(e[0].type === 'NodeRegistered' && e[0].data.mode).toBe('shared');
+    });
+
+    it('registers a host that is NotReady as offline for kubelet_not_ready', () => {
+      const state = [registered(report({ kubeletReady: false }))].reduce(
+        evolveNode,
+        initialNodeState(),
+      );
+      expect(state.status).toBe('offline');
+      expect(displayStatus(state)).toBe('offline');
+    });
+  });
+
+  describe('when a registered node reports again', () => {
+    it('appends nothing for an unchanged report (a heartbeat)', () => {
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1 }), T1))
+        .thenNothing();
+    });
+
+    it('appends nothing for a duplicate of the same report', () => {
+      spec.given([registered()]).when(reportNode(report(), T0)).thenNothing();
+    });
+
+    it('records a capacity change', () => {
+      spec
+        .given([registered()])
+        .when(
+          reportNode(
+            report({ observedAt: T1, capacity: { cpu: 64, memoryGiB: 1024, diskGiB: 2000 } }),
+            T1,
+          ),
+        )
+        .then([
+          {
+            type: 'NodeInventoryChanged',
+            data: {
+              nodeId: 'n1',
+              capacity: { cpu: 64, memoryGiB: 1024, diskGiB: 2000 },
+              observedAt: T1,
+              at: T1,
+            },
+          },
+        ]);
+    });
+
+    it('records a role, label and mode change together', () => {
+      const events = spec
+        .given([registered()])
+        .when(
+          reportNode(
+            report({
+              observedAt: T1,
+              role: 'cpu',
+              gpus: [],
+              labels: { 'fleet/mode': 'dedicated' },
+            }),
+            T1,
+          ),
+        )
+        .thenEvents();
+      expect(events.map((e) => e.type)).toEqual(['NodeInventoryChanged', 'NodeGpusChanged']);
+      expect(events[0].data).toMatchObject({
+        role: 'cpu',
+        mode: 'dedicated',
+        labels: { 'fleet/mode': 'dedicated' },
+      });
+      expect(events[1].data).toMatchObject({ added: [], removed: ['GPU-1', 'GPU-2'] });
+    });
+
+    it('records cards added and removed, a changed card as both', () => {
+      const gpus = [
+        { uuid: 'GPU-2', model: 'L40S' as const, memoryGiB: 24 },
+        { uuid: 'GPU-3', model: 'L40S' as const, memoryGiB: 48 },
+      ];
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, gpus }), T1))
+        .then([
+          {
+            type: 'NodeGpusChanged',
+            data: {
+              nodeId: 'n1',
+              observedAt: T1,
+              at: T1,
+              removed: ['GPU-1', 'GPU-2'],
+              added: gpus,
+            },
+          },
+        ]);
+    });
+
+    it('records the unschedulable flag Kubernetes reports', () => {
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, unschedulable: true }), T1))
+        .then([
+          {
+            type: 'NodeUnschedulableObserved',
+            data: { nodeId: 'n1', unschedulable: true, observedAt: T1, at: T1 },
+          },
+        ]);
+    });
+
+    it('ignores a report older than the newest applied (out of order)', () => {
+      const newer = reportNode(
+        report({ observedAt: T1, capacity: { cpu: 1, memoryGiB: 1, diskGiB: 1 } }),
+        T1,
+      );
+      const applied = spec.given([registered()]).when(newer).thenEvents();
+      spec
+        .given([registered(), ...applied])
+        .when(
+          reportNode(
+            report({ observedAt: T0, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } }),
+            T2,
+          ),
+        )
+        .thenNothing();
+    });
+
+    it('ignores a report older than a newer heartbeat that changed nothing', () => {
+      spec
+        .given([registered()])
+        .when(
+          reportNode(
+            report({ observedAt: T1, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } }),
+            T2,
+            T2,
+          ),
+        )
+        .thenNothing();
+    });
+
+    it('takes the node offline at once when the kubelet is NotReady', () => {
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, kubeletReady: false }), T1))
+        .then([
+          {
+            type: 'NodeWentOffline',
+            data: {
+              nodeId: 'n1',
+              clusterId: 'c1',
+              hostname: 'gpu-a-01',
+              reason: 'kubelet_not_ready',
+              lastSeenAt: T1,
+              at: T1,
+            },
+          },
+        ]);
+    });
+
+    it('takes a cordoned node offline when NotReady, and it stays cordoned', () => {
+      const cordoned: NodeEvent = {
+        type: 'NodeCordoned',
+        data: { nodeId: 'n1', reason: 'maintenance', at: T0 },
+      };
+      const events = spec
+        .given([registered(), cordoned])
+        .when(reportNode(report({ observedAt: T1, kubeletReady: false }), T1))
+        .thenEvents();
+      const state = [registered(), cordoned, ...events].reduce(evolveNode, initialNodeState());
+      expect(state.status).toBe('offline');
+      expect(state.status === 'offline' && state.cordon.desired).toBe(true);
+      expect(displayStatus(state)).toBe('offline');
+    });
+  });
+
+  describe('when the node is offline', () => {
+    const offline: NodeEvent = {
+      type: 'NodeWentOffline',
+      data: {
+        nodeId: 'n1',
+        clusterId: 'c1',
+        hostname: 'gpu-a-01',
+        reason: 'heartbeat_timeout',
+        lastSeenAt: T0,
+        at: T2,
+      },
+    };
+
+    it('comes back online with the next ready report', () => {
+      spec
+        .given([registered(), offline])
+        .when(reportNode(report({ observedAt: T2 }), T2))
+        .then([
+          {
+            type: 'NodeCameOnline',
+            data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', offlineSince: T2, at: T2 },
+          },
+        ]);
+    });
+
+    it('stays offline while the kubelet is still NotReady', () => {
+      spec
+        .given([registered(), offline])
+        .when(reportNode(report({ observedAt: T2, kubeletReady: false }), T2))
+        .thenNothing();
+    });
+
+    it('comes back as cordoned when it was cordoned', () => {
+      const cordoned: NodeEvent = {
+        type: 'NodeCordoned',
+        data: { nodeId: 'n1', reason: null, at: T0 },
+      };
+      const back = spec
+        .given([registered(), cordoned, offline])
+        .when(reportNode(report({ observedAt: T2 }), T2))
+        .thenEvents();
+      const state = [registered(), cordoned, offline, ...back].reduce(
+        evolveNode,
+        initialNodeState(),
+      );
+      expect(displayStatus(state)).toBe('cordoned');
+    });
+
+    it('ignores a heartbeat timeout', () => {
+      spec
+        .given([registered(), offline])
+        .when({ type: 'TimeOutNodeHeartbeat', data: { lastSeenAt: T0, staleSec: 300, at: T2 } })
+        .thenNothing();
+    });
+  });
+
+  describe('heartbeat timeout', () => {
+    it('takes a silent node offline with the last report time', () => {
+      spec
+        .given([registered()])
+        .when({ type: 'TimeOutNodeHeartbeat', data: { lastSeenAt: T0, staleSec: 300, at: T2 } })
+        .then([
+          {
+            type: 'NodeWentOffline',
+            data: {
+              nodeId: 'n1',
+              clusterId: 'c1',
+              hostname: 'gpu-a-01',
+              reason: 'heartbeat_timeout',
+              lastSeenAt: T0,
+              at: T2,
+            },
+          },
+        ]);
+    });
+
+    it('ignores a stale timeout when the node reported within the window', () => {
+      spec
+        .given([registered()])
+        .when({ type: 'TimeOutNodeHeartbeat', data: { lastSeenAt: T1, staleSec: 600, at: T2 } })
+        .thenNothing();
+    });
+  });
+
+  describe('cordon', () => {
+    it('cordons once; a second cordon appends nothing', () => {
+      spec
+        .given([registered()])
+        .when({ type: 'CordonNode', data: { reason: 'x', ...at(T1) } })
+        .then([{ type: 'NodeCordoned', data: { nodeId: 'n1', reason: 'x', at: T1 } }]);
+      spec
+        .given([
+          registered(),
+          { type: 'NodeCordoned', data: { nodeId: 'n1', reason: 'x', at: T1 } },
+        ])
+        .when({ type: 'CordonNode', data: { reason: 'y', ...at(T2) } })
+        .thenNothing();
+    });
+
+    it('uncordons only a cordoned node', () => {
+      spec
+        .given([registered()])
+        .when({ type: 'UncordonNode', data: at(T1) })
+        .thenNothing();
+    });
+
+    it('refuses an unknown node', () => {
+      spec
+        .given()
+        .when({ type: 'CordonNode', data: { reason: null, ...at(T1) } })
+        .thenRefuses('not_found');
+    });
+  });
+
+  describe('deletion', () => {
+    const offline: NodeEvent = {
+      type: 'NodeWentOffline',
+      data: {
+        nodeId: 'n1',
+        clusterId: 'c1',
+        hostname: 'gpu-a-01',
+        reason: 'heartbeat_timeout',
+        lastSeenAt: T0,
+        at: T2,
+      },
+    };
+    const allocated: NodeEvent = {
+      type: 'NodeCapacityAllocated',
+      data: {
+        nodeId: 'n1',
+        sessionId: 's1',
+        owner: 'u1',
+        gpus: ['GPU-1'],
+        cpu: 0,
+        memoryGiB: 0,
+        at: T1,
+      },
+    };
+
+    it('refuses an online node with node_not_offline', () => {
+      spec
+        .given([registered()])
+        .when({ type: 'DeleteNode', data: at(T2) })
+        .thenRefuses('node_not_offline');
+    });
+
+    it('refuses an offline node that still holds a session with node_busy', () => {
+      spec
+        .given([registered(), allocated, offline])
+        .when({ type: 'DeleteNode', data: at(T2) })
+        .thenRefuses('node_busy');
+    });
+
+    it('deletes an offline idle node', () => {
+      spec
+        .given([registered(), offline])
+        .when({ type: 'DeleteNode', data: at(T2) })
+        .then([
+          {
+            type: 'NodeDeleted',
+            data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', at: T2 },
+          },
+        ]);
+    });
+
+    it('registers the host again when a deleted node reports', () => {
+      const deleted: NodeEvent = {
+        type: 'NodeDeleted',
+        data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', at: T2 },
+      };
+      const events = spec
+        .given([registered(), offline, deleted])
+        .when(reportNode(report({ observedAt: T2 }), T2))
+        .thenEvents();
+      expect(events.map((e) => e.type)).toEqual(['NodeRegistered']);
+    });
+
+    it('refuses to delete a deleted node with not_found', () => {
+      const deleted: NodeEvent = {
+        type: 'NodeDeleted',
+        data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', at: T2 },
+      };
+      spec
+        .given([registered(), offline, deleted])
+        .when({ type: 'DeleteNode', data: at(T2) })
+        .thenRefuses('not_found');
+    });
+  });
+
+  describe('allocation', () => {
+    const allocate = (sessionId: string, gpuCount: number): NodeCommand => ({
+      type: 'AllocateOnNode',
+      data: { sessionId, owner: 'u1', demand: { kind: 'gpu', gpuModel: 'L40S', gpuCount }, at: T1 },
+    });
+
+    it('takes free cards of the model, lowest uuid first', () => {
+      spec
+        .given([registered()])
+        .when(allocate('s1', 1))
+        .then([
+          {
+            type: 'NodeCapacityAllocated',
+            data: {
+              nodeId: 'n1',
+              sessionId: 's1',
+              owner: 'u1',
+              gpus: ['GPU-1'],
+              cpu: 0,
+              memoryGiB: 0,
+              at: T1,
+            },
+          },
+        ]);
+    });
+
+    it('never hands a held card to a second session', () => {
+      const first = spec.given([registered()]).when(allocate('s1', 2)).thenEvents();
+      spec
+        .given([registered(), ...first])
+        .when(allocate('s2', 1))
+        .thenRefuses('insufficient_capacity');
+    });
+
+    it('is a no-op for a session already placed here', () => {
+      const first = spec.given([registered()]).when(allocate('s1', 1)).thenEvents();
+      spec
+        .given([registered(), ...first])
+        .when(allocate('s1', 1))
+        .thenNothing();
+    });
+
+    it('refuses a cordoned node', () => {
+      spec
+        .given([
+          registered(),
+          { type: 'NodeCordoned', data: { nodeId: 'n1', reason: null, at: T0 } },
+        ])
+        .when(allocate('s1', 1))
+        .thenRefuses('node_unavailable');
+    });
+
+    it('lets a dedicated node hold one session at a time', () => {
+      const r = registered(report({ labels: { 'fleet/mode': 'dedicated' } }));
+      const first = spec.given([r]).when(allocate('s1', 1)).thenEvents();
+      spec
+        .given([r, ...first])
+        .when(allocate('s2', 1))
+        .thenRefuses('node_unavailable');
+    });
+
+    it('refuses a CPU session on a GPU node and master nodes entirely', () => {
+      spec
+        .given([registered()])
+        .when({
+          type: 'AllocateOnNode',
+          data: {
+            sessionId: 's',
+            owner: 'u',
+            demand: { kind: 'cpu', cpu: 1, memoryGiB: 1 },
+            at: T1,
+          },
+        })
+        .thenRefuses('node_unavailable');
+      spec
+        .given([registered(report({ role: 'master', gpus: [] }))])
+        .when(allocate('s', 1))
+        .thenRefuses('node_unavailable');
+    });
+
+    it('shows busy while it holds a session and ready after release', () => {
+      const first = spec.given([registered()]).when(allocate('s1', 1)).thenEvents();
+      const busy = [registered(), ...first].reduce(evolveNode, initialNodeState());
+      expect(displayStatus(busy)).toBe('busy');
+      const released = spec
+        .given([registered(), ...first])
+        .when({ type: 'ReleaseOnNode', data: { sessionId: 's1', at: T2 } })
+        .thenEvents();
+      expect(
+        displayStatus([registered(), ...first, ...released].reduce(evolveNode, initialNodeState())),
+      ).toBe('ready');
+    });
+  });
+});

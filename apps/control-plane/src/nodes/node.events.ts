@@ -1,0 +1,293 @@
+import { EventCodec, assertNever } from '../../../../libs/kernel/src';
+import { GpuModel } from '../config/config';
+
+export const NODE_ROLES = ['gpu', 'cpu', 'master', 'storage'] as const;
+export type NodeRole = (typeof NODE_ROLES)[number];
+export type NodeMode = 'shared' | 'dedicated';
+export type OfflineReason = 'heartbeat_timeout' | 'kubelet_not_ready';
+
+export type Capacity = {
+  readonly cpu: number;
+  readonly memoryGiB: number;
+  readonly diskGiB: number;
+};
+export type GpuCard = {
+  readonly uuid: string;
+  readonly model: GpuModel;
+  readonly memoryGiB: number;
+};
+
+/** What one session holds on a node: its cards (GPU sessions) or vCPUs and memory (CPU sessions). */
+export type Allocation = {
+  readonly sessionId: string;
+  readonly owner: string;
+  readonly gpus: readonly string[];
+  readonly cpu: number;
+  readonly memoryGiB: number;
+};
+
+/** Facts the operator reports; an event is appended only when one of them changes. */
+export type Inventory = {
+  readonly role: NodeRole;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly mode: NodeMode;
+  readonly capacity: Capacity;
+  readonly gpus: readonly GpuCard[];
+};
+
+export const nodeStreamId = (nodeId: string): string => `node-${nodeId}`;
+
+export type NodeEvent =
+  | {
+      type: 'NodeRegistered';
+      data: Inventory & {
+        nodeId: string;
+        clusterId: string;
+        hostname: string;
+        kubeletReady: boolean;
+        unschedulable: boolean;
+        observedAt: string | null;
+        registeredAt: string;
+      };
+    }
+  | {
+      type: 'NodeInventoryChanged';
+      data: Partial<Omit<Inventory, 'gpus'>> & {
+        nodeId: string;
+        observedAt: string | null;
+        at: string;
+      };
+    }
+  | {
+      type: 'NodeGpusChanged';
+      data: {
+        nodeId: string;
+        added: GpuCard[];
+        removed: string[];
+        observedAt: string | null;
+        at: string;
+      };
+    }
+  | {
+      type: 'NodeUnschedulableObserved';
+      data: { nodeId: string; unschedulable: boolean; observedAt: string | null; at: string };
+    }
+  | {
+      type: 'NodeWentOffline';
+      data: {
+        nodeId: string;
+        clusterId: string;
+        hostname: string;
+        reason: OfflineReason;
+        /** The node's last report: running sessions are billed up to here, not to `at`. */
+        lastSeenAt: string;
+        at: string;
+      };
+    }
+  | {
+      type: 'NodeCameOnline';
+      data: {
+        nodeId: string;
+        clusterId: string;
+        hostname: string;
+        offlineSince: string;
+        at: string;
+      };
+    }
+  | { type: 'NodeCordoned'; data: { nodeId: string; reason: string | null; at: string } }
+  | { type: 'NodeUncordoned'; data: { nodeId: string; at: string } }
+  | {
+      type: 'NodeDeleted';
+      data: { nodeId: string; clusterId: string; hostname: string; at: string };
+    }
+  | { type: 'NodeAssignedToPool'; data: { nodeId: string; poolId: string | null; at: string } }
+  | { type: 'NodeCapacityAllocated'; data: Allocation & { nodeId: string; at: string } }
+  | { type: 'NodeCapacityReleased'; data: { nodeId: string; sessionId: string; at: string } }
+  | { type: 'NodeDrainStarted'; data: { nodeId: string; drainId: string; at: string } }
+  | { type: 'NodeDrainEnded'; data: { nodeId: string; drainId: string; at: string } };
+
+export const nodeCodec = new EventCodec<NodeEvent>({
+  NodeRegistered: 1,
+  NodeInventoryChanged: 1,
+  NodeGpusChanged: 1,
+  NodeUnschedulableObserved: 1,
+  NodeWentOffline: 1,
+  NodeCameOnline: 1,
+  NodeCordoned: 1,
+  NodeUncordoned: 1,
+  NodeDeleted: 1,
+  NodeAssignedToPool: 1,
+  NodeCapacityAllocated: 1,
+  NodeCapacityReleased: 1,
+  NodeDrainStarted: 1,
+  NodeDrainEnded: 1,
+});
+
+type Known = {
+  readonly nodeId: string;
+  readonly clusterId: string;
+  readonly hostname: string;
+};
+
+export type NodeFacts = Known &
+  Inventory & {
+    readonly poolId: string | null;
+    readonly kubeletReady: boolean;
+    readonly observedUnschedulable: boolean;
+    /** The newest operator `observedAt` applied; older reports change nothing. */
+    readonly observedAt: string | null;
+    /** Receive time of the newest report that changed something. */
+    readonly changedAt: string;
+    readonly cordon: { readonly desired: boolean; readonly reason: string | null };
+    readonly drainId: string | null;
+    readonly allocations: Readonly<Record<string, Allocation>>;
+  };
+
+export type NodeState =
+  | { readonly status: 'absent' }
+  | ({ readonly status: 'online' } & NodeFacts)
+  | ({
+      readonly status: 'offline';
+      readonly offlineReason: OfflineReason;
+      readonly offlineSince: string;
+    } & NodeFacts)
+  /** Deleted nodes keep their identity: a later report of the same host registers it again. */
+  | ({ readonly status: 'deleted' } & Known);
+
+export const initialNodeState = (): NodeState => ({ status: 'absent' });
+
+const facts = (state: NodeState): NodeFacts => {
+  if (state.status !== 'online' && state.status !== 'offline') {
+    throw new Error(`node event on a node that is ${state.status}`);
+  }
+  const { status: _s, ...rest } = state as NodeFacts & {
+    status: string;
+    offlineReason?: unknown;
+    offlineSince?: unknown;
+  };
+  const { offlineReason: _r, offlineSince: _o, ...f } = rest;
+  return f as NodeFacts;
+};
+
+const withFacts = (state: NodeState, next: NodeFacts): NodeState =>
+  state.status === 'offline'
+    ? {
+        ...next,
+        status: 'offline',
+        offlineReason: state.offlineReason,
+        offlineSince: state.offlineSince,
+      }
+    : { ...next, status: 'online' };
+
+export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
+  switch (event.type) {
+    case 'NodeRegistered': {
+      const d = event.data;
+      const registered: NodeFacts = {
+        nodeId: d.nodeId,
+        clusterId: d.clusterId,
+        hostname: d.hostname,
+        role: d.role,
+        labels: d.labels,
+        mode: d.mode,
+        capacity: d.capacity,
+        gpus: d.gpus,
+        poolId: null,
+        kubeletReady: d.kubeletReady,
+        observedUnschedulable: d.unschedulable,
+        observedAt: d.observedAt,
+        changedAt: d.registeredAt,
+        cordon: { desired: false, reason: null },
+        drainId: null,
+        allocations: {},
+      };
+      return d.kubeletReady
+        ? { ...registered, status: 'online' }
+        : {
+            ...registered,
+            status: 'offline',
+            offlineReason: 'kubelet_not_ready',
+            offlineSince: d.registeredAt,
+          };
+    }
+    case 'NodeInventoryChanged': {
+      const f = facts(state);
+      const { nodeId: _n, observedAt, at, ...changed } = event.data;
+      return withFacts(state, {
+        ...f,
+        ...changed,
+        observedAt: observedAt ?? f.observedAt,
+        changedAt: at,
+      });
+    }
+    case 'NodeGpusChanged': {
+      const f = facts(state);
+      const removed = new Set(event.data.removed);
+      const gpus = [...f.gpus.filter((g) => !removed.has(g.uuid)), ...event.data.added];
+      return withFacts(state, {
+        ...f,
+        gpus,
+        observedAt: event.data.observedAt ?? f.observedAt,
+        changedAt: event.data.at,
+      });
+    }
+    case 'NodeUnschedulableObserved': {
+      const f = facts(state);
+      return withFacts(state, {
+        ...f,
+        observedUnschedulable: event.data.unschedulable,
+        observedAt: event.data.observedAt ?? f.observedAt,
+        changedAt: event.data.at,
+      });
+    }
+    case 'NodeWentOffline': {
+      const f = facts(state);
+      return {
+        ...f,
+        kubeletReady: event.data.reason === 'kubelet_not_ready' ? false : f.kubeletReady,
+        status: 'offline',
+        offlineReason: event.data.reason,
+        offlineSince: event.data.at,
+      };
+    }
+    case 'NodeCameOnline':
+      return { ...facts(state), kubeletReady: true, changedAt: event.data.at, status: 'online' };
+    case 'NodeCordoned':
+      return withFacts(state, {
+        ...facts(state),
+        cordon: { desired: true, reason: event.data.reason },
+      });
+    case 'NodeUncordoned':
+      return withFacts(state, { ...facts(state), cordon: { desired: false, reason: null } });
+    case 'NodeDeleted': {
+      const f = facts(state);
+      return { status: 'deleted', nodeId: f.nodeId, clusterId: f.clusterId, hostname: f.hostname };
+    }
+    case 'NodeAssignedToPool':
+      return withFacts(state, { ...facts(state), poolId: event.data.poolId });
+    case 'NodeCapacityAllocated': {
+      const f = facts(state);
+      const { nodeId: _n, at: _a, ...allocation } = event.data;
+      return withFacts(state, {
+        ...f,
+        allocations: { ...f.allocations, [allocation.sessionId]: allocation },
+      });
+    }
+    case 'NodeCapacityReleased': {
+      const f = facts(state);
+      const { [event.data.sessionId]: _gone, ...allocations } = f.allocations;
+      return withFacts(state, { ...f, allocations });
+    }
+    case 'NodeDrainStarted':
+      return withFacts(state, { ...facts(state), drainId: event.data.drainId });
+    case 'NodeDrainEnded': {
+      const f = facts(state);
+      return withFacts(state, {
+        ...f,
+        drainId: f.drainId === event.data.drainId ? null : f.drainId,
+      });
+    }
+    default:
+      return assertNever(event, 'node event');
+  }
+};
