@@ -1,0 +1,227 @@
+import { Query } from 'mingo';
+import { assertNever } from '../../kernel/src/decider';
+import { cloneValue, requireId, sameContent } from './documents';
+import {
+  compareScalars,
+  CursorValue,
+  NOT_SCALAR,
+  planPage,
+  scalarAt,
+  SortKey,
+  sortObject,
+  toPage,
+} from './paging';
+import {
+  Doc,
+  Filter,
+  FindOptions,
+  InsertOnlyViolationError,
+  Page,
+  ReadModelStore,
+  WriteOp,
+} from './port';
+
+// Read-model filters come from our own code, but script operators ($where, $function)
+// have no MongoDB-server equivalent we want, so they are refused like on Atlas.
+const MINGO_OPTIONS = { scriptEnabled: false };
+const NO_DOCS: ReadonlyMap<string, Doc> = new Map();
+
+/**
+ * In-process read models with MongoDB query semantics (mingo), rebuilt from the event log
+ * at start. Documents are copied on the way in and out, so callers can never change what
+ * is stored (and get mutable objects, as from the MongoDB adapter).
+ */
+export class EmbeddedReadModelStore implements ReadModelStore {
+  private readonly collections = new Map<string, Map<string, Doc>>();
+  private readonly insertOnly = new Set<string>();
+  private readonly checkpoints = new Map<string, number>();
+
+  defineCollection(name: string, options: { insertOnly?: boolean } = {}): void {
+    if (options.insertOnly) this.insertOnly.add(name);
+    else this.insertOnly.delete(name);
+  }
+
+  async get<T extends Doc>(collection: string, id: string): Promise<T | null> {
+    const doc = this.docs(collection).get(id);
+    return doc ? (cloneValue(doc) as T) : null;
+  }
+
+  async find<T extends Doc>(
+    collection: string,
+    filter: Filter,
+    options?: FindOptions,
+  ): Promise<Page<T>> {
+    const plan = planPage(filter, options);
+    const matches = this.matching(collection, filter, plan.filter);
+    const page = toPage(plan, sortMatches(matches, plan.sort, plan.fetch));
+    return { items: page.items.map((doc) => cloneValue(doc) as T), nextCursor: page.nextCursor };
+  }
+
+  async count(collection: string, filter: Filter): Promise<number> {
+    return this.matching(collection, filter, filter).length;
+  }
+
+  async commit(projection: string, ops: readonly WriteOp[], checkpoint: number): Promise<void> {
+    // Every op is checked against the state the earlier ops of the batch leave behind, and
+    // nothing is applied until all passed: one refused op leaves the store untouched.
+    const staged = new Map<string, Map<string, Doc | null>>();
+    const current = (collection: string, id: string): Doc | null => {
+      const pending = staged.get(collection);
+      if (pending?.has(id)) return pending.get(id) ?? null;
+      return this.docs(collection).get(id) ?? null;
+    };
+    const stage = (collection: string, id: string, doc: Doc | null): void => {
+      let pending = staged.get(collection);
+      if (!pending) staged.set(collection, (pending = new Map()));
+      pending.set(id, doc);
+    };
+    for (const op of ops) {
+      switch (op.op) {
+        case 'upsert':
+          this.refuseChangeToInsertOnly(op.collection, requireId(op.doc));
+          stage(op.collection, op.doc._id, cloneValue(op.doc));
+          break;
+        case 'delete':
+          this.refuseChangeToInsertOnly(op.collection, op.id);
+          stage(op.collection, op.id, null);
+          break;
+        case 'insert': {
+          const existing = current(op.collection, requireId(op.doc));
+          if (!existing) stage(op.collection, op.doc._id, cloneValue(op.doc));
+          else if (!sameContent(existing, op.doc)) {
+            throw new InsertOnlyViolationError(op.collection, op.doc._id);
+          }
+          break;
+        }
+        default:
+          assertNever(op, 'write op');
+      }
+    }
+    for (const [collection, pending] of staged) {
+      let docs = this.collections.get(collection);
+      if (!docs) this.collections.set(collection, (docs = new Map()));
+      for (const [id, doc] of pending) {
+        if (doc) docs.set(id, doc);
+        else docs.delete(id);
+      }
+    }
+    this.checkpoints.set(projection, checkpoint);
+  }
+
+  async checkpoint(projection: string): Promise<number> {
+    return this.checkpoints.get(projection) ?? 0;
+  }
+
+  async reset(): Promise<void> {
+    this.collections.clear();
+    this.checkpoints.clear();
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private docs(collection: string): ReadonlyMap<string, Doc> {
+    return this.collections.get(collection) ?? NO_DOCS;
+  }
+
+  private refuseChangeToInsertOnly(collection: string, id: string): void {
+    if (this.insertOnly.has(collection)) throw new InsertOnlyViolationError(collection, id);
+  }
+
+  /** Stored documents matching `effective`; `_id` lookups in `filter` skip the scan. */
+  private matching(collection: string, filter: Filter, effective: Filter): Doc[] {
+    const docs = this.docs(collection);
+    const ids = idsOf(filter);
+    const candidates: Iterable<Doc> = ids ? ids.flatMap((id) => docs.get(id) ?? []) : docs.values();
+    if (Object.keys(effective).length === 0) return [...candidates];
+    const query = new Query<Doc>(effective, MINGO_OPTIONS);
+    const out: Doc[] = [];
+    for (const doc of candidates) if (query.test(doc)) out.push(doc);
+    return out;
+  }
+}
+
+/**
+ * Sorts only the matches, keys read once per document. Scalar keys (the normal case) use a
+ * native comparator in MongoDB's order; anything else falls back to mingo's full sort,
+ * which orders like MongoDB too (null/missing, numbers, strings, objects, arrays, booleans).
+ */
+function sortMatches(matches: Doc[], sort: readonly SortKey[], fetch: number): Doc[] {
+  if (matches.length <= 1) return matches;
+  const rows: Row[] = [];
+  for (const doc of matches) {
+    const keys: CursorValue[] = [];
+    for (const [field] of sort) {
+      const value = scalarAt(doc, field);
+      if (value === NOT_SCALAR) {
+        return new Query<Doc>({}, MINGO_OPTIONS)
+          .find<Doc>(matches)
+          .sort(sortObject(sort))
+          .limit(fetch)
+          .all();
+      }
+      keys.push(value);
+    }
+    rows.push({ doc, keys });
+  }
+  const compare = (a: Row, b: Row): number => {
+    for (let i = 0; i < sort.length; i++) {
+      const c = compareScalars(a.keys[i], b.keys[i]);
+      if (c !== 0) return c * sort[i][1];
+    }
+    return 0;
+  };
+  return smallest(rows, fetch, compare).map((row) => row.doc);
+}
+
+type Row = { readonly doc: Doc; readonly keys: CursorValue[] };
+
+/**
+ * The `k` smallest rows in order, through a max-heap of size k: a page needs only
+ * `limit + 1` of possibly 100,000 matches, so this is O(n log k) instead of a full sort.
+ */
+function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => number): T[] {
+  const heap: T[] = [];
+  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j], heap[i]]);
+  for (const item of items) {
+    if (heap.length < k) {
+      heap.push(item);
+      for (let i = heap.length - 1; i > 0;) {
+        const parent = (i - 1) >> 1;
+        if (compare(heap[i], heap[parent]) <= 0) break;
+        swap(i, parent);
+        i = parent;
+      }
+    } else if (compare(item, heap[0]) < 0) {
+      heap[0] = item;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let top = i;
+        if (l < k && compare(heap[l], heap[top]) > 0) top = l;
+        if (r < k && compare(heap[r], heap[top]) > 0) top = r;
+        if (top === i) break;
+        swap(i, top);
+        i = top;
+      }
+    }
+  }
+  return heap.sort(compare);
+}
+
+/** The ids a filter pins `_id` to (`_id: 'x'`, `{$eq: 'x'}`, `{$in: [...]}`), else null. */
+function idsOf(filter: Filter): string[] | null {
+  const id = filter._id;
+  if (typeof id === 'string') return [id];
+  if (id === null || typeof id !== 'object' || Array.isArray(id)) return null;
+  const condition = id as Record<string, unknown>;
+  const keys = Object.keys(condition);
+  if (keys.length !== 1) return null;
+  if (typeof condition.$eq === 'string') return [condition.$eq];
+  const list = condition.$in;
+  if (Array.isArray(list) && list.every((v): v is string => typeof v === 'string')) {
+    return [...new Set(list)];
+  }
+  return null;
+}
