@@ -193,8 +193,10 @@ function afterValue(field: string, direction: 1 | -1, value: CursorValue): Filte
     // Null is the lowest value: everything non-null follows it ascending, nothing descending.
     return direction === 1 ? { [field]: { $ne: null } } : null;
   }
-  const rank = TYPE_ORDER.indexOf(typeName(value));
   const conditions: Filter[] = [{ [field]: { [direction === 1 ? '$gt' : '$lt']: value } }];
+  // Every `_id` is a string (both adapters refuse others), so it needs no cross-type terms.
+  if (field === '_id') return conditions[0];
+  const rank = TYPE_ORDER.indexOf(typeName(value));
   const otherTypes = direction === 1 ? TYPE_ORDER.slice(rank + 1) : TYPE_ORDER.slice(0, rank);
   if (otherTypes.length > 0) conditions.push({ [field]: { $type: [...otherTypes] } });
   if (direction === -1) conditions.push({ [field]: null });

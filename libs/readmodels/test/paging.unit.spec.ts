@@ -1,0 +1,96 @@
+import { DEFAULT_LIMIT, MAX_LIMIT, planPage, toPage } from '../src/paging';
+import { Doc, InvalidCursorError } from '../src/port';
+
+// The MongoDB adapter can only be run against a server, so the exact filters it is handed
+// are pinned here.
+const cursorAfter = (sort: Record<string, 1 | -1>, last: Doc): string => {
+  const plan = planPage({}, { sort, limit: 1 });
+  const cursor = toPage(plan, [last, { _id: 'zzz' }]).nextCursor;
+  if (!cursor) throw new Error('expected a cursor');
+  return cursor;
+};
+
+describe('planPage', () => {
+  it('appends _id as the final ascending tie-breaker and fetches one extra document', () => {
+    const plan = planPage({ status: 'ready' }, { sort: { pool: -1 } });
+    expect(plan.sort).toEqual([
+      ['pool', -1],
+      ['_id', 1],
+    ]);
+    expect(plan.filter).toEqual({ status: 'ready' });
+    expect(plan.limit).toBe(DEFAULT_LIMIT);
+    expect(plan.fetch).toBe(DEFAULT_LIMIT + 1);
+  });
+
+  it('keeps an explicit _id direction and drops keys after it', () => {
+    expect(planPage({}, { sort: { a: 1, _id: -1, b: 1 } }).sort).toEqual([
+      ['a', 1],
+      ['_id', -1],
+    ]);
+  });
+
+  it('caps the limit and refuses one that is not a positive integer', () => {
+    expect(planPage({}, { limit: 10_000 }).limit).toBe(MAX_LIMIT);
+    expect(() => planPage({}, { limit: -1 })).toThrow(RangeError);
+    expect(() => planPage({}, { sort: { a: 2 as 1 } })).toThrow(RangeError);
+  });
+
+  it('narrows the filter to the documents after the cursor, key by key', () => {
+    const sort = { cluster: 1, 'capacity.cpu': -1 } as const;
+    const cursor = cursorAfter(sort, { _id: 'n7', cluster: 'eu', capacity: { cpu: 8 } });
+    expect(planPage({ status: 'ready' }, { sort, cursor }).filter).toEqual({
+      $and: [
+        { status: 'ready' },
+        {
+          $or: [
+            { $or: [{ cluster: { $gt: 'eu' } }, { cluster: { $type: ['object', 'bool'] } }] },
+            {
+              $and: [
+                { cluster: 'eu' },
+                {
+                  $or: [{ 'capacity.cpu': { $lt: 8 } }, { 'capacity.cpu': null }],
+                },
+              ],
+            },
+            { $and: [{ cluster: 'eu' }, { 'capacity.cpu': 8 }, { _id: { $gt: 'n7' } }] },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('pages after a null or missing value: non-null values follow ascending, none descending', () => {
+    const asc = cursorAfter({ pool: 1 }, { _id: 'n1' });
+    expect(planPage({}, { sort: { pool: 1 }, cursor: asc }).filter).toEqual({
+      $and: [
+        {},
+        { $or: [{ pool: { $ne: null } }, { $and: [{ pool: null }, { _id: { $gt: 'n1' } }] }] },
+      ],
+    });
+    const desc = cursorAfter({ pool: -1 }, { _id: 'n1', pool: null });
+    expect(planPage({}, { sort: { pool: -1 }, cursor: desc }).filter).toEqual({
+      $and: [{}, { $or: [{ $and: [{ pool: null }, { _id: { $gt: 'n1' } }] }] }],
+    });
+  });
+
+  it('refuses a cursor made for another sort', () => {
+    const cursor = cursorAfter({ pool: 1 }, { _id: 'n1', pool: 'a' });
+    expect(() => planPage({}, { sort: { pool: -1 }, cursor })).toThrow(InvalidCursorError);
+    expect(() => planPage({}, { sort: {}, cursor })).toThrow(InvalidCursorError);
+  });
+});
+
+describe('toPage', () => {
+  it('gives no cursor when the fetch did not overflow the limit', () => {
+    const plan = planPage({}, { limit: 2 });
+    expect(toPage(plan, [{ _id: 'a' }, { _id: 'b' }])).toEqual({
+      items: [{ _id: 'a' }, { _id: 'b' }],
+      nextCursor: null,
+    });
+  });
+
+  it('refuses to page on a sort field holding an object', () => {
+    const plan = planPage({}, { sort: { spec: 1 }, limit: 1 });
+    expect(() => toPage(plan, [{ _id: 'a', spec: { x: 1 } }, { _id: 'b' }])).toThrow(TypeError);
+  });
+});
