@@ -1,0 +1,21 @@
+import { EmbeddedReadModelStore } from './embedded-read-model-store';
+import { MongoReadModelStore } from './mongo-read-model-store';
+import { ReadModelStore } from './port';
+
+export * from './port';
+export { DEFAULT_LIMIT, MAX_LIMIT } from './paging';
+export { EmbeddedReadModelStore } from './embedded-read-model-store';
+export { MongoReadModelStore, MongoReadModelStoreConfig } from './mongo-read-model-store';
+
+/**
+ * MongoDB when `mongoUrl` is set (it connects on first use, or call `connect()`), else the
+ * embedded store, which the caller fills by replaying the event log.
+ */
+export function createReadModelStore(config: {
+  mongoUrl?: string;
+  mongoDbName?: string;
+}): ReadModelStore {
+  return config.mongoUrl
+    ? new MongoReadModelStore({ url: config.mongoUrl, dbName: config.mongoDbName })
+    : new EmbeddedReadModelStore();
+}
