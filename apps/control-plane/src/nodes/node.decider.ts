@@ -72,6 +72,10 @@ export const displayStatus = (state: NodeState): DisplayStatus | null => {
   return Object.keys(state.allocations).length > 0 ? 'busy' : 'ready';
 };
 
+/** The status a node shows while online (or would show once back online). */
+const onlineStatus = (node: NodeFacts): 'ready' | 'busy' | 'cordoned' =>
+  node.cordon.desired ? 'cordoned' : Object.keys(node.allocations).length > 0 ? 'busy' : 'ready';
+
 const later = (a: string | null, b: string | null): string | null =>
   a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b;
 
@@ -150,12 +154,18 @@ const decideReport = (
   if (state.status === 'online' && !report.kubeletReady) {
     events.push({
       type: 'NodeWentOffline',
-      data: { ...who, reason: 'kubelet_not_ready', lastSeenAt: receivedAt, at: receivedAt },
+      data: {
+        ...who,
+        reason: 'kubelet_not_ready',
+        from: onlineStatus(state),
+        lastSeenAt: receivedAt,
+        at: receivedAt,
+      },
     });
   } else if (state.status === 'offline' && report.kubeletReady) {
     events.push({
       type: 'NodeCameOnline',
-      data: { ...who, offlineSince: state.offlineSince, at: receivedAt },
+      data: { ...who, offlineSince: state.offlineSince, to: onlineStatus(state), at: receivedAt },
     });
   }
   return events;
@@ -234,6 +244,7 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
             clusterId: state.clusterId,
             hostname: state.hostname,
             reason: 'heartbeat_timeout',
+            from: onlineStatus(state),
             lastSeenAt: command.data.lastSeenAt,
             at: command.data.at,
           },

@@ -215,6 +215,7 @@ describe('node', () => {
               clusterId: 'c1',
               hostname: 'gpu-a-01',
               reason: 'kubelet_not_ready',
+              from: 'ready',
               lastSeenAt: T1,
               at: T1,
             },
@@ -246,6 +247,7 @@ describe('node', () => {
         clusterId: 'c1',
         hostname: 'gpu-a-01',
         reason: 'heartbeat_timeout',
+        from: 'ready',
         lastSeenAt: T0,
         at: T2,
       },
@@ -258,7 +260,14 @@ describe('node', () => {
         .then([
           {
             type: 'NodeCameOnline',
-            data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', offlineSince: T2, at: T2 },
+            data: {
+              nodeId: 'n1',
+              clusterId: 'c1',
+              hostname: 'gpu-a-01',
+              offlineSince: T2,
+              to: 'ready',
+              at: T2,
+            },
           },
         ]);
     });
@@ -307,6 +316,7 @@ describe('node', () => {
               clusterId: 'c1',
               hostname: 'gpu-a-01',
               reason: 'heartbeat_timeout',
+              from: 'ready',
               lastSeenAt: T0,
               at: T2,
             },
@@ -360,6 +370,7 @@ describe('node', () => {
         clusterId: 'c1',
         hostname: 'gpu-a-01',
         reason: 'heartbeat_timeout',
+        from: 'ready',
         lastSeenAt: T0,
         at: T2,
       },

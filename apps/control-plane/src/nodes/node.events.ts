@@ -79,6 +79,8 @@ export type NodeEvent =
         clusterId: string;
         hostname: string;
         reason: OfflineReason;
+        /** The Nodes-screen status it left (ready, busy or cordoned). */
+        from: 'ready' | 'busy' | 'cordoned';
         /** The node's last report: running sessions are billed up to here, not to `at`. */
         lastSeenAt: string;
         at: string;
@@ -91,6 +93,8 @@ export type NodeEvent =
         clusterId: string;
         hostname: string;
         offlineSince: string;
+        /** The Nodes-screen status it came back to. */
+        to: 'ready' | 'busy' | 'cordoned';
         at: string;
       };
     }

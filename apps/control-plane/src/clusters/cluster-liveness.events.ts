@@ -1,0 +1,29 @@
+import { EventCodec } from '../../../../libs/kernel/src';
+
+/**
+ * The mass-failure guard's record on the cluster stream: while a cluster's reports are
+ * stalled, its stale nodes are not taken offline (the likelier fault is the operator or our
+ * ingest, not the nodes), and when reports return every clock restarts from then.
+ */
+export type ClusterLivenessEvent =
+  | {
+      type: 'ClusterReportsStalled';
+      data: {
+        clusterId: string;
+        staleNodes: Array<{ nodeId: string; hostname: string }>;
+        onlineNodes: number;
+        lastSeenAt: string | null;
+        at: string;
+      };
+    }
+  | {
+      type: 'ClusterReportsResumed';
+      data: { clusterId: string; stalledSince: string; at: string };
+    };
+
+export const clusterLivenessCodec = new EventCodec<ClusterLivenessEvent>({
+  ClusterReportsStalled: 1,
+  ClusterReportsResumed: 1,
+});
+
+export const clusterStreamId = (clusterId: string): string => `cluster-${clusterId}`;
