@@ -7,6 +7,8 @@ import { AppModule } from './app.module';
 import { ErrorFilter } from './platform/errors/error.filter';
 import { createValidationPipe } from './platform/http/validation.pipe';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
+import { installObservability } from './platform/observability/install';
+import { setupOpenApi } from './platform/openapi/openapi';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -25,11 +27,10 @@ export const createApp = async (
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, secret.secret),
     adapter,
-    {
-      bufferLogs: false,
-      logger: config.logLevel === 'silent' ? false : ['error', 'warn', 'log'],
-    },
+    // Held until installObservability hands Nest the pino logger (which honours LOG_LEVEL).
+    { bufferLogs: true },
   );
+  installObservability(app);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     const given = request.headers[CORRELATION_HEADER];
@@ -41,5 +42,6 @@ export const createApp = async (
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();
+  setupOpenApi(app);
   return { app, jwtSecret: secret.secret, generatedSecret: secret.generated };
 };

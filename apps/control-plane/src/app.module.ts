@@ -4,6 +4,7 @@ import { AuditModule } from './audit/audit.module';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
+import { ObservabilityModule } from './platform/observability/observability.module';
 
 @Module({})
 export class AppModule {
@@ -15,6 +16,7 @@ export class AppModule {
         InfrastructureModule.forRoot(config),
         AuthModule.forRoot(jwtSecret),
         IdempotencyModule,
+        ObservabilityModule,
         AuditModule,
       ],
     };

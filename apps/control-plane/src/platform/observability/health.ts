@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SubscriptionRunner } from '../../../../../libs/cqrs/src';
+import { EventStore } from '../../../../../libs/eventstore/src/port';
+import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Runtime } from '../runtime/runtime.service';
+import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../runtime/tokens';
+
+/** Projections further behind the log than this make the instance not ready (reads would be stale). */
+export const READY_MAX_LAG = Symbol('READY_MAX_LAG');
+export const DEFAULT_READY_MAX_LAG = 10_000;
+
+/** A store that does not answer its ping within this is counted as down. */
+export const PING_TIMEOUT_MS = 2_000;
+
+export type Check = { ok: boolean; error?: string };
+export type Readiness = {
+  status: 'ready' | 'not_ready';
+  checks: {
+    runtime: Check;
+    eventStore: Check;
+    readModels: Check;
+    delayedJobs: Check;
+    subscriptions: Check & { lagging?: string[]; failing?: string[] };
+  };
+};
+
+const withTimeout = async (work: () => Promise<void>, ms: number): Promise<Check> => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      work(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/** What a load balancer asks before sending traffic: every store answers, read models are current. */
+@Injectable()
+export class Health {
+  constructor(
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(Runtime) private readonly runtime: Pick<Runtime, 'ready'>,
+    @Inject(READY_MAX_LAG) private readonly maxLag: number,
+  ) {}
+
+  async readiness(): Promise<Readiness> {
+    const [eventStore, readModels, delayedJobs, subscriptions] = await Promise.all([
+      withTimeout(() => this.events.ping(), PING_TIMEOUT_MS),
+      withTimeout(() => this.readModels.ping(), PING_TIMEOUT_MS),
+      withTimeout(() => this.jobs.ping(), PING_TIMEOUT_MS),
+      this.subscriptions(),
+    ]);
+    const runtime: Check = this.runtime.ready
+      ? { ok: true }
+      : { ok: false, error: 'starting: read models are catching up with the log' };
+    const checks = { runtime, eventStore, readModels, delayedJobs, subscriptions };
+    const ready = Object.values(checks).every((c) => c.ok);
+    return { status: ready ? 'ready' : 'not_ready', checks };
+  }
+
+  private async subscriptions(): Promise<Readiness['checks']['subscriptions']> {
+    try {
+      const status = await this.runner.status();
+      const failing = status.filter((s) => s.failing).map((s) => s.name);
+      const lagging = status.filter((s) => s.lag > this.maxLag).map((s) => s.name);
+      if (failing.length === 0 && lagging.length === 0) return { ok: true };
+      const problems = [
+        ...(failing.length ? [`failing: ${failing.join(', ')}`] : []),
+        ...(lagging.length
+          ? [`more than ${this.maxLag} events behind: ${lagging.join(', ')}`]
+          : []),
+      ];
+      return { ok: false, error: problems.join('; '), failing, lagging };
+    } catch (error) {
+      return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+}

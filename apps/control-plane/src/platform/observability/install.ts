@@ -1,0 +1,53 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { PlatformRequest } from '../http/command-context';
+import { PinoLoggerService } from './logger';
+import { Metrics } from './metrics';
+
+export type RegisteredRoute = { readonly method: string; readonly url: string };
+
+const routesByApp = new WeakMap<object, RegisteredRoute[]>();
+
+// Probes and scrapers call every few seconds; their lines would drown the API's.
+const QUIET_ROUTES = new Set(['/health/live', '/health/ready', '/metrics']);
+
+/** Every route Fastify registered (Nest's, the docs'), as it registered them: for contract tests. */
+export const registeredRoutes = (app: NestFastifyApplication): readonly RegisteredRoute[] =>
+  routesByApp.get(app) ?? [];
+
+/**
+ * Logs through pino, and logs and measures every request once it is answered. Call before
+ * the app initialises (routes are registered on init, and the hooks must see them).
+ */
+export const installObservability = (app: NestFastifyApplication): void => {
+  const logger = app.get(PinoLoggerService);
+  app.useLogger(logger);
+  const metrics = app.get(Metrics);
+  const requests = logger.pino.child({ context: 'http' });
+  const fastify = app.getHttpAdapter().getInstance();
+
+  const routes: RegisteredRoute[] = [];
+  routesByApp.set(app, routes);
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) routes.push({ method: String(method), url: route.url });
+  });
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    const req = request as unknown as PlatformRequest;
+    // The template, never the raw URL: ids in paths would make unbounded label sets.
+    const route = request.routeOptions.url ?? 'unmatched';
+    const ms = reply.elapsedTime;
+    metrics.observeRequest(request.method, route, reply.statusCode, ms);
+    const line = {
+      method: request.method,
+      route,
+      status: reply.statusCode,
+      ms: Math.round(ms * 100) / 100,
+      correlationId: req.correlationId ?? String(request.id),
+      sub: req.caller?.sub,
+    };
+    if (reply.statusCode >= 500) requests.error(line, 'request failed');
+    else if (QUIET_ROUTES.has(route)) requests.debug(line, 'request');
+    else requests.info(line, 'request');
+  });
+};

@@ -1,0 +1,99 @@
+import { LoggerService } from '@nestjs/common';
+import pino, { DestinationStream, Logger } from 'pino';
+import { Config } from '../../config/config';
+
+/**
+ * Paths censored in every log line. Nothing we log on purpose carries a header, so this is
+ * defence in depth against a future `logger.info({ headers })`.
+ */
+export const REDACTED_PATHS = [
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'request.headers.authorization',
+  '*.authorization',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+];
+
+export const createPino = (level: Config['logLevel'], destination?: DestinationStream): Logger =>
+  pino(
+    {
+      level,
+      base: { service: 'control-plane' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    destination,
+  );
+
+// Nest's start-up chatter (one line per module and route) is noise at info level.
+const QUIET_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+const STACK = /\n\s+at /;
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * Nest's LoggerService on pino, so `new Logger('x').error({ correlationId, err }, 'text')`
+ * anywhere in the app comes out as one JSON line with those fields and `context: 'x'`.
+ */
+export class PinoLoggerService implements LoggerService {
+  constructor(readonly pino: Logger) {}
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('info', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.write('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('trace', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params);
+  }
+
+  /**
+   * Nest calls `(message, ...extra, context)`: a Logger with a context always appends it last
+   * (after an `undefined` placeholder when there was no extra). An extra string that looks like
+   * a stack is kept as `stack`; another one becomes the message when the message was an object.
+   */
+  private write(level: Level, message: unknown, params: unknown[]): void {
+    const rest = [...params];
+    let context: string | undefined;
+    if (rest.length > 0 && typeof rest[rest.length - 1] === 'string') {
+      context = rest.pop() as string;
+    }
+    const fields: Record<string, unknown> = {};
+    if (context !== undefined) fields.context = context;
+    let text: string | undefined;
+    if (message instanceof Error) {
+      fields.err = { name: message.name, message: message.message, stack: message.stack };
+      text = message.message;
+    } else if (message !== null && typeof message === 'object') {
+      Object.assign(fields, message);
+    } else if (message !== undefined) {
+      text = String(message);
+    }
+    const extra: unknown[] = [];
+    for (const param of rest) {
+      if (param === undefined) continue;
+      if (typeof param === 'string' && STACK.test(param)) fields.stack = param;
+      else if (typeof param === 'string' && text === undefined) text = param;
+      else extra.push(param);
+    }
+    if (extra.length) fields.extra = extra;
+    const effective: Level =
+      level === 'info' && context !== undefined && QUIET_CONTEXTS.has(context) ? 'debug' : level;
+    this.pino[effective](fields, text);
+  }
+}

@@ -1,0 +1,126 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PipelineObserver, SubscriptionRunner } from '../../../../../libs/cqrs/src';
+import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { DELAYED_JOBS } from '../runtime/tokens';
+import { JobQueues } from './job-queues';
+
+type Outcome = Parameters<PipelineObserver>[0];
+
+/** Seconds; commands and requests are mostly well under 100 ms, slow ones matter most. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The app's Prometheus metrics, in a registry of its own (never prom-client's global one, so
+ * two apps in one process, as in tests, do not collide). Background state (subscription lag,
+ * job backlogs) is read on scrape rather than pushed.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly httpRequests = new Counter({
+    name: 'fleet_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly httpDuration = new Histogram({
+    name: 'fleet_http_request_duration_seconds',
+    help: 'HTTP request latency, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly commands = new Counter({
+    name: 'fleet_commands_total',
+    help: 'Commands handled by the pipeline, by command type, aggregate and result',
+    labelNames: ['command', 'aggregate', 'result'] as const,
+    registers: [this.registry],
+  });
+  private readonly commandDuration = new Histogram({
+    name: 'fleet_command_duration_seconds',
+    help: 'Command latency (load, decide, append, retries), by command type and result',
+    labelNames: ['command', 'result'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly eventsAppended = new Counter({
+    name: 'fleet_events_appended_total',
+    help: 'Events appended by commands, by aggregate',
+    labelNames: ['aggregate'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(
+    @Inject(SubscriptionRunner) runner: SubscriptionRunner,
+    @Inject(DELAYED_JOBS) jobs: DelayedJobs,
+    @Inject(JobQueues) queues: JobQueues,
+  ) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'fleet_subscription_lag_events',
+      help: 'Events in the log a projection or reactor has not handled yet',
+      labelNames: ['subscription'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const s of await runner.status()) this.set({ subscription: s.name }, s.lag);
+      },
+    });
+    new Gauge({
+      name: 'fleet_subscription_failing',
+      help: '1 while a projection or reactor is retrying a failed page',
+      labelNames: ['subscription'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const s of await runner.status())
+          this.set({ subscription: s.name }, s.failing ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'fleet_delayed_jobs',
+      help: 'Delayed jobs by queue and state (waiting, delayed, failed)',
+      labelNames: ['queue', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        await Promise.all(
+          queues.names.map(async (queue) => {
+            // One unreachable queue must not fail the whole scrape; its series just go missing.
+            const counts = await jobs.counts(queue).catch(() => null);
+            if (!counts) return;
+            this.set({ queue, state: 'waiting' }, counts.waiting);
+            this.set({ queue, state: 'delayed' }, counts.delayed);
+            this.set({ queue, state: 'failed' }, counts.failed);
+          }),
+        );
+      },
+    });
+  }
+
+  observeRequest(method: string, route: string, status: number, ms: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, ms / 1000);
+  }
+
+  observeCommand(outcome: Outcome): void {
+    this.commands.inc({
+      command: outcome.command,
+      aggregate: outcome.aggregate,
+      result: outcome.result,
+    });
+    this.commandDuration.observe(
+      { command: outcome.command, result: outcome.result },
+      outcome.ms / 1000,
+    );
+    if (outcome.events > 0)
+      this.eventsAppended.inc({ aggregate: outcome.aggregate }, outcome.events);
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,55 @@
+import { Global, Inject, Module, OnModuleInit } from '@nestjs/common';
+import { CommandPipeline } from '../../../../../libs/cqrs/src';
+import { Config } from '../../config/config';
+import { CONFIG } from '../runtime/tokens';
+import { DEFAULT_READY_MAX_LAG, Health, READY_MAX_LAG } from './health';
+import { JobQueues } from './job-queues';
+import { createPino, PinoLoggerService } from './logger';
+import { Metrics } from './metrics';
+import { ObservabilityController } from './observability.controller';
+
+/**
+ * Logs, metrics, health and readiness. Global so features can declare their job queues
+ * (JobQueues) and use the app's pino logger; `installObservability` wires the HTTP hooks.
+ */
+@Global()
+@Module({
+  controllers: [ObservabilityController],
+  providers: [
+    {
+      provide: PinoLoggerService,
+      inject: [CONFIG],
+      useFactory: (config: Config) => new PinoLoggerService(createPino(config.logLevel)),
+    },
+    { provide: READY_MAX_LAG, useValue: DEFAULT_READY_MAX_LAG },
+    JobQueues,
+    Metrics,
+    Health,
+  ],
+  exports: [PinoLoggerService, JobQueues, Metrics],
+})
+export class ObservabilityModule implements OnModuleInit {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(Metrics) private readonly metrics: Metrics,
+    @Inject(PinoLoggerService) private readonly logger: PinoLoggerService,
+  ) {}
+
+  onModuleInit(): void {
+    const log = this.logger.pino.child({ context: 'command' });
+    // The pipeline has a single observer: this one feeds both the debug log and the metrics.
+    this.pipeline.onOutcome((outcome) => {
+      this.metrics.observeCommand(outcome);
+      log.debug(
+        {
+          command: outcome.command,
+          aggregate: outcome.aggregate,
+          result: outcome.result,
+          events: outcome.events,
+          ms: Math.round(outcome.ms * 100) / 100,
+        },
+        'command handled',
+      );
+    });
+  }
+}
