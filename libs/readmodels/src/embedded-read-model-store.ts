@@ -21,8 +21,8 @@ import {
   WriteOp,
 } from './port';
 
-// Read-model filters come from our own code, but script operators ($where, $function)
-// have no MongoDB-server equivalent we want, so they are refused like on Atlas.
+// No filter may run code: server-side JavaScript ($where, $function) is deprecated in
+// MongoDB 8 and nothing here needs it, so the embedded store refuses it outright.
 const MINGO_OPTIONS = { scriptEnabled: false };
 const NO_DOCS: ReadonlyMap<string, Doc> = new Map();
 

@@ -5,7 +5,8 @@ import { ReadModelStore } from './port';
 export * from './port';
 export { DEFAULT_LIMIT, MAX_LIMIT } from './paging';
 export { EmbeddedReadModelStore } from './embedded-read-model-store';
-export { MongoReadModelStore, MongoReadModelStoreConfig } from './mongo-read-model-store';
+export { MongoReadModelStore } from './mongo-read-model-store';
+export type { MongoReadModelStoreConfig } from './mongo-read-model-store';
 
 /**
  * MongoDB when `mongoUrl` is set (it connects on first use, or call `connect()`), else the

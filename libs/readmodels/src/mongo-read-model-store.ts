@@ -123,11 +123,16 @@ export class MongoReadModelStore implements ReadModelStore {
     const connection = (async () => {
       // ignoreUndefined: an `undefined` field is absent, as in the embedded store.
       const client = await MongoClient.connect(this.config.url, { ignoreUndefined: true });
-      const db = client.db(this.config.dbName);
-      const hello = await db.command({ hello: 1 });
-      // Transactions need a replica set or a sharded cluster (mongos answers `isdbgrid`).
-      const transactions = typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
-      return { client, db, transactions };
+      try {
+        const db = client.db(this.config.dbName);
+        const hello = await db.command({ hello: 1 });
+        // Transactions need a replica set or a sharded cluster (mongos answers `isdbgrid`).
+        const transactions = typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+        return { client, db, transactions };
+      } catch (error) {
+        await client.close();
+        throw error;
+      }
     })();
     // A failed connect is not cached, so the next call tries again.
     connection.catch(() => {
