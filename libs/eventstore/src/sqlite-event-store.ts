@@ -81,8 +81,10 @@ type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown 
 const matches = (expected: ExpectedRevision, current: number | null): boolean =>
   expected === 'any' || (expected === 'no_stream' ? current === null : current === expected);
 
+// By code, not instanceof: the native addon keeps the SqliteError class of the first module
+// instance that loaded it, so under jest's per-file registries instanceof fails at random.
 const isUniqueViolation = (error: unknown): boolean =>
-  error instanceof Database.SqliteError && error.code === 'SQLITE_CONSTRAINT_UNIQUE';
+  (error as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
 
 /** Raw rows and a plain loop: replay speed is dominated by this mapping. */
 const toStoredEvents = (rows: readonly Row[]): StoredEvent[] => {
