@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import request from 'supertest';
+import { registeredRoutes } from '../../apps/control-plane/src/platform/observability/install';
+import { operationsOf } from '../../apps/control-plane/src/platform/openapi/operations';
+import { startApp, TestApp } from '../support/app';
+
+/**
+ * swagger-parser loads an ESM-only dependency that jest (on Node 20) cannot require, while
+ * plain Node can: validate in a child process and hand back its verdict.
+ */
+const validateOpenApi = (document: object): Promise<{ ok: boolean; error?: string }> =>
+  new Promise((resolve, reject) => {
+    const script = `
+      let text = '';
+      process.stdin.on('data', (c) => (text += c));
+      process.stdin.on('end', () =>
+        require('@apidevtools/swagger-parser')
+          .validate(JSON.parse(text))
+          .then(() => process.stdout.write(JSON.stringify({ ok: true })))
+          .catch((e) => process.stdout.write(JSON.stringify({ ok: false, error: e.message }))),
+      );`;
+    const child = execFile(process.execPath, ['-e', script], { cwd: process.cwd() }, (err, out) =>
+      err ? reject(err) : resolve(JSON.parse(out) as { ok: boolean; error?: string }),
+    );
+    child.stdin!.end(JSON.stringify(document));
+  });
+
+// The document's own endpoints (and the UI's assets) are served beside the API, not part of it.
+const isDocsRoute = (url: string): boolean => url === '/docs' || url.startsWith('/docs');
+
+describe('the OpenAPI document at /docs-json', () => {
+  let t: TestApp;
+  let document: OpenAPIObject;
+
+  beforeAll(async () => {
+    t = await startApp();
+    const res = await request(t.url).get('/docs-json');
+    expect(res.status).toBe(200);
+    document = res.body as OpenAPIObject;
+  });
+  afterAll(async () => t.close());
+
+  it('is served without a token and is a valid OpenAPI 3 document', async () => {
+    expect(document.openapi).toMatch(/^3\./);
+    await expect(validateOpenApi(document)).resolves.toEqual({ ok: true });
+    // And the validator does refuse a broken one (no info, no paths).
+    await expect(validateOpenApi({ openapi: '3.0.0' })).resolves.toMatchObject({ ok: false });
+  });
+
+  it('lists every route the app registered, and nothing else', () => {
+    const registered = registeredRoutes(t.app)
+      .filter((r) => r.method !== 'HEAD' && !isDocsRoute(r.url))
+      .map((r) => `${r.method} ${r.url}`);
+    const documented = operationsOf(document).map((op) => `${op.method} ${op.route}`);
+    // Sanity: the hook saw the platform's own routes, so an empty list cannot pass.
+    expect(registered).toEqual(
+      expect.arrayContaining(['GET /health/live', 'GET /metrics', 'GET /v1/events']),
+    );
+    expect([...documented].sort()).toEqual([...new Set(registered)].sort());
+  });
+
+  it('names the bearer scheme (JWT) and requires it unless a route is public', () => {
+    expect(document.components?.securitySchemes?.bearer).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+    });
+    const ops = operationsOf(document);
+    expect(
+      ops
+        .filter((op) => op.public)
+        .map((op) => `${op.method} ${op.path}`)
+        .sort(),
+    ).toEqual(['GET /health/live', 'GET /health/ready', 'GET /metrics']);
+  });
+
+  it('describes error responses with the error envelope', () => {
+    const envelope = document.components?.schemas?.ErrorEnvelopeDto as {
+      properties: Record<string, { $ref?: string }>;
+    };
+    expect(envelope.properties.error.$ref).toBe('#/components/schemas/ErrorBodyDto');
+    expect(document.components?.schemas?.ErrorBodyDto).toMatchObject({
+      required: expect.arrayContaining(['code', 'message', 'details']),
+    });
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item) as [string, { responses?: object }][]) {
+        const responses = (op.responses ?? {}) as Record<string, { content?: object }>;
+        expect({ [`${method} ${path}`]: responses['400']?.content }).toEqual({
+          [`${method} ${path}`]: {
+            'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelopeDto' } },
+          },
+        });
+      }
+    }
+    const protectedMutations = operationsOf(document).filter(
+      (op) => !op.public && op.method !== 'GET',
+    );
+    for (const op of protectedMutations) {
+      const responses = document.paths[op.path][op.method.toLowerCase() as 'post'].responses;
+      expect(Object.keys(responses)).toEqual(
+        expect.arrayContaining(['400', '401', '403', '404', '409', '413']),
+      );
+    }
+    const events = document.paths['/v1/events'].get!.responses;
+    expect(Object.keys(events)).toEqual(expect.arrayContaining(['400', '401', '403']));
+  });
+
+  it('serves the UI at /docs without a token', async () => {
+    const page = await request(t.url).get('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.text).toContain('swagger-ui');
+    const init = await request(t.url).get('/docs/swagger-ui-init.js');
+    expect(init.text).toContain('/docs-json');
+    const bundle = await request(t.url).get('/docs/swagger-ui-bundle.js');
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers['content-type']).toMatch(/javascript/);
+  });
+});
