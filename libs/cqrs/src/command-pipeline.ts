@@ -40,6 +40,8 @@ export type PipelineObserver = (outcome: {
 
 export const SCHEMA_VERSION = 1;
 
+const noop = (): void => undefined;
+
 /**
  * The one generic command path: load (cached fold of `evolve`) → `decide` → append with
  * the revision read. A revision conflict reloads and decides again (bounded); nothing
@@ -47,6 +49,7 @@ export const SCHEMA_VERSION = 1;
  */
 export class CommandPipeline {
   private readonly cache: AggregateCache;
+  private readonly tails = new Map<string, Promise<void>>();
   private observer: PipelineObserver | undefined;
 
   constructor(
@@ -62,6 +65,7 @@ export class CommandPipeline {
 
   async load<E extends Message, S>(
     aggregate: {
+      readonly name: string;
       readonly decider: Pick<Decider<never, E, S>, 'evolve' | 'initialState'>;
       readonly codec: EventCodec<E>;
     },
@@ -69,7 +73,9 @@ export class CommandPipeline {
   ): Promise<{ state: S; revision: number | null }> {
     const head = await this.store.streamRevision(streamId);
     if (head === null) return { state: aggregate.decider.initialState(), revision: null };
-    const cached = this.cache.get<S>(streamId);
+    // Keyed by aggregate too: two deciders may fold the same stream (e.g. a cluster's lifecycle and liveness).
+    const key = `${aggregate.name}\u0000${streamId}`;
+    const cached = this.cache.get<S>(key);
     if (cached && cached.revision === head) return cached;
     // Fold only what the cache has not seen yet (another replica may have appended).
     let state = cached && cached.revision < head ? cached.state : aggregate.decider.initialState();
@@ -86,11 +92,40 @@ export class CommandPipeline {
       from = revision + 1;
     }
     const entry = { state, revision };
-    this.cache.set(streamId, entry);
+    this.cache.set(key, entry);
     return entry;
   }
 
+  /**
+   * Commands on one stream run one at a time in this process, so replicas of a hot stream
+   * never race each other here; revision conflicts remain for writers in other processes.
+   */
   async handle<C extends Message, E extends Message, S>(
+    aggregate: Aggregate<C, E, S>,
+    streamId: string,
+    command: C,
+    context: CommandContext,
+  ): Promise<CommandResult<E, S>> {
+    const previous = this.tails.get(streamId);
+    if (previous === undefined) {
+      const run = this.run(aggregate, streamId, command, context);
+      const tail = run.then(noop, noop);
+      this.tails.set(streamId, tail);
+      void tail.then(() => {
+        if (this.tails.get(streamId) === tail) this.tails.delete(streamId);
+      });
+      return run;
+    }
+    const run = previous.then(() => this.run(aggregate, streamId, command, context));
+    const tail = run.then(noop, noop);
+    this.tails.set(streamId, tail);
+    void tail.then(() => {
+      if (this.tails.get(streamId) === tail) this.tails.delete(streamId);
+    });
+    return run;
+  }
+
+  private async run<C extends Message, E extends Message, S>(
     aggregate: Aggregate<C, E, S>,
     streamId: string,
     command: C,
@@ -113,20 +148,21 @@ export class CommandPipeline {
             this.toStored(aggregate.codec, events, context),
             expected,
           );
+          const key = `${aggregate.name}\u0000${streamId}`;
           if (!result.appended) {
             // An idempotent replay of a command already applied: report the stored state.
-            this.cache.invalidate(streamId);
+            this.cache.invalidate(key);
             const now = await this.load(aggregate, streamId);
             this.report(aggregate, command, started, 'noop', 0);
             return { events: [], state: now.state, revision: now.revision, appended: false };
           }
           const next = events.reduce(aggregate.decider.evolve, state);
-          this.cache.set(streamId, { state: next, revision: result.revision });
+          this.cache.set(key, { state: next, revision: result.revision });
           this.report(aggregate, command, started, 'ok', events.length);
           return { events, state: next, revision: result.revision, appended: true };
         } catch (error) {
           if (!(error instanceof ConcurrencyConflictError) || attempt >= maxAttempts) throw error;
-          this.cache.invalidate(streamId);
+          this.cache.invalidate(`${aggregate.name}\u0000${streamId}`);
         }
       }
     } catch (error) {

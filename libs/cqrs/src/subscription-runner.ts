@@ -173,18 +173,21 @@ export class SubscriptionRunner {
     };
   }
 
-  add(subscriber: Subscriber): void {
+  /** Adds a subscriber; once the runner has started, it starts at once. */
+  async add(subscriber: Subscriber): Promise<void> {
     if (this.subscriptions.has(subscriber.name)) {
       throw new Error(`subscriber ${subscriber.name} is registered twice`);
     }
-    this.subscriptions.set(subscriber.name, new Subscription(subscriber, this.store, this.options));
+    const subscription = new Subscription(subscriber, this.store, this.options);
+    this.subscriptions.set(subscriber.name, subscription);
+    if (this.unwatch) await subscription.start();
   }
 
   async start(): Promise<void> {
     this.unwatch = this.store.watch(() => {
       for (const s of this.subscriptions.values()) s.notify();
     });
-    for (const s of this.subscriptions.values()) await s.start();
+    for (const s of this.subscriptions.values()) if (!s.isRunning) await s.start();
   }
 
   /** Resolves when every subscriber (or the named ones) has handled the log up to `position`. */

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { CommandContext, Decider, DomainError, EventCodec, SYSTEM_ACTOR } from '../../kernel/src';
+import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
+import { ConcurrencyConflictError } from '../../eventstore/src/port';
+import { CommandPipeline } from '../src/command-pipeline';
+
+type Cmd =
+  { type: 'Add'; data: { amount: number } } | { type: 'Close'; data: Record<string, never> };
+type Ev =
+  { type: 'Added'; data: { amount: number } } | { type: 'Closed'; data: Record<string, never> };
+type St = { total: number; closed: boolean };
+
+const counter: Decider<Cmd, Ev, St> = {
+  initialState: () => ({ total: 0, closed: false }),
+  evolve: (s, e) =>
+    e.type === 'Added' ? { ...s, total: s.total + e.data.amount } : { ...s, closed: true },
+  decide: (c, s) => {
+    if (s.closed) throw new DomainError('invalid_transition', 'closed');
+    if (c.type === 'Close') return [{ type: 'Closed', data: {} }];
+    return c.data.amount === 0 ? [] : [{ type: 'Added', data: c.data }];
+  },
+};
+const aggregate = {
+  name: 'counter',
+  decider: counter,
+  codec: new EventCodec<Ev>({ Added: 1, Closed: 1 }),
+};
+
+const ctx = (commandId = randomUUID()): CommandContext => ({
+  commandId,
+  correlationId: 'corr-1',
+  causationId: commandId,
+  actor: SYSTEM_ACTOR,
+  now: new Date('2026-12-02T10:00:00Z'),
+});
+
+describe('the command pipeline', () => {
+  let store: SqliteEventStore;
+  let pipeline: CommandPipeline;
+  beforeEach(() => {
+    store = new SqliteEventStore({ file: ':memory:' });
+    pipeline = new CommandPipeline(store);
+  });
+  afterEach(() => store.close());
+
+  it('loads, decides and appends with metadata and versioned type names', async () => {
+    const r = await pipeline.handle(
+      aggregate,
+      'counter-a',
+      { type: 'Add', data: { amount: 2 } },
+      ctx('cmd-1'),
+    );
+    expect(r).toMatchObject({ appended: true, revision: 0, state: { total: 2 } });
+    const [stored] = await store.readStream('counter-a');
+    expect(stored.type).toBe('Added.v1');
+    expect(stored.metadata).toMatchObject({
+      correlationId: 'corr-1',
+      causationId: 'cmd-1',
+      actor: SYSTEM_ACTOR,
+      occurredAt: '2026-12-02T10:00:00.000Z',
+      schemaVersion: 1,
+    });
+  });
+
+  it('appends nothing when the decider sees nothing to change', async () => {
+    await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 0 } }, ctx());
+    expect(await store.headPosition()).toBe(0);
+  });
+
+  it('appends nothing when the same command id comes again', async () => {
+    const id = randomUUID();
+    await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 2 } }, ctx(id));
+    const again = await pipeline.handle(
+      aggregate,
+      'counter-a',
+      { type: 'Add', data: { amount: 2 } },
+      ctx(id),
+    );
+    expect(again.appended).toBe(false);
+    expect(again.state.total).toBe(2);
+    expect(await store.readStream('counter-a')).toHaveLength(1);
+  });
+
+  it('refuses with the domain error and appends nothing', async () => {
+    await pipeline.handle(aggregate, 'counter-a', { type: 'Close', data: {} }, ctx());
+    await expect(
+      pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx()),
+    ).rejects.toMatchObject({ code: 'invalid_transition' });
+    expect(await store.readStream('counter-a')).toHaveLength(1);
+  });
+
+  it('sees what another writer appended (the cache is revision-checked)', async () => {
+    const other = new CommandPipeline(store);
+    await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+    await other.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 10 } }, ctx());
+    const r = await pipeline.handle(
+      aggregate,
+      'counter-a',
+      { type: 'Add', data: { amount: 100 } },
+      ctx(),
+    );
+    expect(r.state.total).toBe(111);
+  });
+
+  it('runs racing commands on one stream one after another', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx()),
+      ),
+    );
+    expect(results.every((r) => r.appended)).toBe(true);
+    expect((await new CommandPipeline(store).load(aggregate, 'counter-a')).state.total).toBe(50);
+  });
+
+  it('re-decides on a revision conflict with another writer instead of overwriting', async () => {
+    const a = new CommandPipeline(store);
+    const b = new CommandPipeline(store);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? a : b).handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx()),
+      ),
+    );
+    expect(results.every((r) => r.appended)).toBe(true);
+    const fresh = await new CommandPipeline(store).load(aggregate, 'counter-a');
+    expect(fresh.state.total).toBe(8);
+    expect(fresh.revision).toBe(7);
+  });
+
+  it('gives up after bounded retries with a typed concurrency_conflict', async () => {
+    await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+    await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+    // Another process that always wins the race: every attempt conflicts.
+    const stale = new CommandPipeline(store, { maxAttempts: 3 });
+    const append = jest
+      .spyOn(store, 'append')
+      .mockRejectedValue(new ConcurrencyConflictError('counter-a', 1, 2));
+    await expect(
+      stale.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx()),
+    ).rejects.toMatchObject({ code: 'concurrency_conflict' });
+    expect(append).toHaveBeenCalledTimes(3);
+    append.mockRestore();
+    expect(await store.readStream('counter-a')).toHaveLength(2);
+  });
+});

@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SYSTEM_ACTOR } from '../../kernel/src';
+import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
+import { NewEvent, StoredEvent } from '../../eventstore/src/port';
+import { SqliteCheckpointStore } from '../src/checkpoint-store';
+import { reactorSubscriber } from '../src/reactor';
+import { SubscriptionRunner } from '../src/subscription-runner';
+
+const event = (i: number): NewEvent => ({
+  eventId: `00000000-0000-5000-8000-${String(i).padStart(12, '0')}`,
+  type: 'Ticked.v1',
+  data: { i },
+  metadata: {
+    correlationId: 'c',
+    causationId: 'c',
+    actor: SYSTEM_ACTOR,
+    occurredAt: new Date(0).toISOString(),
+    schemaVersion: 1,
+  },
+});
+
+const waitFor = async (check: () => boolean, ms = 5000): Promise<void> => {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('the subscription runner', () => {
+  let dir: string;
+  let store: SqliteEventStore;
+  let checkpoints: SqliteCheckpointStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-'));
+    store = new SqliteEventStore({ file: path.join(dir, 'events.db') });
+    checkpoints = new SqliteCheckpointStore(path.join(dir, 'checkpoints.db'));
+  });
+  afterEach(async () => {
+    await checkpoints.close();
+    await store.close();
+  });
+
+  const appendMany = async (from: number, count: number) => {
+    for (let i = from; i < from + count; i++)
+      await store.append(`tick-${i % 3}`, [event(i)], 'any');
+  };
+
+  it('delivers every event once in global order and keeps the stream order', async () => {
+    await appendMany(0, 50);
+    const seen: StoredEvent[] = [];
+    const runner = new SubscriptionRunner(store, { pageSize: 7 });
+    await runner.add(
+      reactorSubscriber({ name: 'r', react: async (e) => void seen.push(e) }, checkpoints),
+    );
+    await runner.start();
+    await appendMany(50, 25);
+    await runner.caughtUp();
+    await runner.stop();
+    expect(seen.map((e) => (e.data as { i: number }).i)).toEqual([...Array(75).keys()]);
+    const positions = seen.map((e) => e.position);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  it('restarted from its checkpoint neither skips nor repeats an event', async () => {
+    await appendMany(0, 30);
+    const seen: number[] = [];
+    const react = async (e: StoredEvent) => void seen.push((e.data as { i: number }).i);
+    const first = new SubscriptionRunner(store, { pageSize: 10 });
+    await first.add(reactorSubscriber({ name: 'r', react }, checkpoints));
+    await first.start();
+    await first.caughtUp();
+    await first.stop();
+    await appendMany(30, 30);
+    const second = new SubscriptionRunner(store, { pageSize: 10 });
+    await second.add(reactorSubscriber({ name: 'r', react }, checkpoints));
+    await second.start();
+    await second.caughtUp();
+    await second.stop();
+    expect(seen).toEqual([...Array(60).keys()]);
+  });
+
+  it('retries a failing handler with backoff, shows it failing, and never skips the event', async () => {
+    await appendMany(0, 5);
+    let failuresLeft = 3;
+    const seen: number[] = [];
+    const errors: number[] = [];
+    const runner = new SubscriptionRunner(store, {
+      pageSize: 1,
+      initialBackoffMs: 20,
+      onError: (_name, _e, attempt) => errors.push(attempt),
+    });
+    await runner.add(
+      reactorSubscriber(
+        {
+          name: 'flaky',
+          react: async (e) => {
+            const i = (e.data as { i: number }).i;
+            if (i === 2 && failuresLeft-- > 0) throw new Error('downstream unavailable');
+            seen.push(i);
+          },
+        },
+        checkpoints,
+      ),
+    );
+    await runner.start();
+    await waitFor(() => errors.length >= 1);
+    const [status] = await runner.status();
+    expect(status.failing).toBe(true);
+    expect(status.lastError).toBe('downstream unavailable');
+    await runner.caughtUp();
+    const [after] = await runner.status();
+    expect(after).toMatchObject({ failing: false, lag: 0, consecutiveFailures: 0 });
+    await runner.stop();
+    expect(errors).toEqual([1, 2, 3]);
+    expect(seen).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('reports lag while behind', async () => {
+    await appendMany(0, 10);
+    const runner = new SubscriptionRunner(store, { pageSize: 100 });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    await runner.add(reactorSubscriber({ name: 'slow', react: () => gate }, checkpoints));
+    await runner.start();
+    const [status] = await runner.status();
+    expect(status.lag).toBe(10);
+    release();
+    await runner.caughtUp();
+    expect((await runner.status())[0].lag).toBe(0);
+    await runner.stop();
+  });
+});
