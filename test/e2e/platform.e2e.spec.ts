@@ -1,4 +1,12 @@
+import { randomUUID } from 'node:crypto';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import request from 'supertest';
+import { CommandPipeline } from '../../libs/cqrs/src';
+import { CommandContext, EventCodec } from '../../libs/kernel/src';
+import { ReadModelStore } from '../../libs/readmodels/src/port';
+import { JobQueues } from '../../apps/control-plane/src/platform/observability/job-queues';
+import { operationsOf } from '../../apps/control-plane/src/platform/openapi/operations';
+import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
 
 describe('the platform over HTTP', () => {
@@ -44,5 +52,203 @@ describe('the platform over HTTP', () => {
       .set(await t.auth('a', ['admin']));
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('not_found');
+  });
+});
+
+const pinger = {
+  name: 'pinger',
+  decider: {
+    decide: (command: { type: 'Ping'; data: { n: number } }) => [
+      { type: 'Pinged' as const, data: command.data },
+    ],
+    evolve: (count: number) => count + 1,
+    initialState: () => 0,
+  },
+  codec: new EventCodec<{ type: 'Pinged'; data: { n: number } }>({ Pinged: 1 }),
+};
+
+const contextFor = (commandId: string): CommandContext => ({
+  commandId,
+  correlationId: `corr-${commandId}`,
+  causationId: commandId,
+  actor: { sub: 'tester', roles: ['admin'] },
+  now: new Date(),
+});
+
+/** Every event of the global log, read through the audit API. */
+const readLog = async (t: TestApp): Promise<Array<{ position: number; type: string }>> => {
+  const auth = await t.auth('auditor', ['auditor']);
+  const events: Array<{ position: number; type: string }> = [];
+  for (let from = 0; ;) {
+    const res = await request(t.url).get(`/v1/events?fromPosition=${from}&limit=1000`).set(auth);
+    expect(res.status).toBe(200);
+    events.push(...res.body.events);
+    if (res.body.events.length < 1000) return events;
+    from = res.body.nextPosition;
+  }
+};
+
+/** A mutating route of the API if a feature has one (else an unmatched path: bodies are parsed first). */
+const someMutatingPath = async (t: TestApp): Promise<string> => {
+  const doc = (await request(t.url).get('/docs-json')).body as OpenAPIObject;
+  const post = operationsOf(doc).find((op) => op.method === 'POST' && !op.public);
+  return post ? post.path.replace(/\{[^}]+\}/g, 'x-1') : '/v1/no-such-command';
+};
+
+describe('the operations endpoints', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(async () => t.close());
+  afterEach(() => jest.restoreAllMocks());
+
+  it('answers /health/live without a token', async () => {
+    const res = await request(t.url).get('/health/live');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('reports ready with every check once the runtime started', async () => {
+    const res = await request(t.url).get('/health/ready');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'ready',
+      checks: {
+        runtime: { ok: true },
+        eventStore: { ok: true },
+        readModels: { ok: true },
+        delayedJobs: { ok: true },
+        subscriptions: { ok: true },
+      },
+    });
+  });
+
+  it('reports not ready (503, same shape) when a store fails its ping', async () => {
+    jest
+      .spyOn(t.app.get<ReadModelStore>(READ_MODELS), 'ping')
+      .mockRejectedValue(new Error('read models unreachable'));
+    const res = await request(t.url).get('/health/ready');
+    expect(res.status).toBe(503);
+    expect(res.body.status).toBe('not_ready');
+    expect(res.body.checks.readModels).toEqual({ ok: false, error: 'read models unreachable' });
+    expect(res.body.checks.eventStore).toEqual({ ok: true });
+  });
+
+  it('serves Prometheus text with the http metrics of the requests it answered', async () => {
+    await request(t.url)
+      .get('/v1/events')
+      .set(await t.auth('ann', ['auditor']));
+    const res = await request(t.url).get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toContain(
+      'fleet_http_requests_total{method="GET",route="/v1/events",status="200"} 1',
+    );
+    expect(res.text).toMatch(
+      /fleet_http_request_duration_seconds_bucket\{le="[^"]+",method="GET",route="\/v1\/events",status="200"\}/,
+    );
+    for (const name of [
+      'fleet_commands_total',
+      'fleet_command_duration_seconds',
+      'fleet_events_appended_total',
+      'fleet_subscription_lag_events',
+      'fleet_subscription_failing',
+      'fleet_delayed_jobs',
+      'process_cpu_seconds_total',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
+      expect(res.text).toContain(`# TYPE ${name} `);
+    }
+  });
+
+  it('labels an unmatched request by no route at all, never by its raw URL', async () => {
+    await request(t.url).get('/v1/nodes-that-do-not-exist/123');
+    const res = await request(t.url).get('/metrics');
+    expect(res.text).toContain('route="unmatched",status="404"');
+    expect(res.text).not.toContain('nodes-that-do-not-exist');
+  });
+
+  it('reports each declared job queue', async () => {
+    t.app.get(JobQueues).declare('metrics-probe');
+    const res = await request(t.url).get('/metrics');
+    for (const state of ['waiting', 'delayed', 'failed']) {
+      expect(res.text).toContain(`fleet_delayed_jobs{queue="metrics-probe",state="${state}"} 0`);
+    }
+  });
+
+  it('echoes a safe x-correlation-id and makes one up otherwise', async () => {
+    const given = await request(t.url).get('/health/live').set('x-correlation-id', 'abc-123');
+    expect(given.headers['x-correlation-id']).toBe('abc-123');
+    const unsafe = await request(t.url).get('/health/live').set('x-correlation-id', 'a b\tc');
+    expect(unsafe.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('commands as the metrics see them', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+  });
+  afterAll(async () => t.close());
+
+  it('counts each command by type and result, and the events it appended', async () => {
+    const pipeline = t.app.get(CommandPipeline);
+    await pipeline.handle(
+      pinger,
+      'pinger-1',
+      { type: 'Ping', data: { n: 1 } },
+      contextFor(randomUUID()),
+    );
+    await pipeline.handle(
+      pinger,
+      'pinger-2',
+      { type: 'Ping', data: { n: 2 } },
+      contextFor(randomUUID()),
+    );
+    const res = await request(t.url).get('/metrics');
+    expect(res.text).toContain(
+      'fleet_commands_total{command="Ping",aggregate="pinger",result="ok"} 2',
+    );
+    expect(res.text).toContain(
+      'fleet_command_duration_seconds_count{command="Ping",result="ok"} 2',
+    );
+    expect(res.text).toContain('fleet_events_appended_total{aggregate="pinger"} 2');
+  });
+});
+
+describe('bodies the server cannot read', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp();
+    // One event, so "appends nothing" is measured against a log that is not empty.
+    await t.app
+      .get(CommandPipeline)
+      .handle(pinger, 'pinger-1', { type: 'Ping', data: { n: 1 } }, contextFor(randomUUID()));
+  });
+  afterAll(async () => t.close());
+
+  it('refuses a 10 MB body with 413 payload_too_large and appends nothing', async () => {
+    const before = await readLog(t);
+    const res = await request(t.url)
+      .post(await someMutatingPath(t))
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ padding: 'x'.repeat(10 * 1024 * 1024) }));
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+    expect(await readLog(t)).toEqual(before);
+  });
+
+  it('refuses malformed JSON with 400 validation_failed and appends nothing', async () => {
+    const before = await readLog(t);
+    const res = await request(t.url)
+      .post(await someMutatingPath(t))
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'application/json')
+      .send('{"kind": "gpu", ');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(await readLog(t)).toEqual(before);
   });
 });
