@@ -26,7 +26,7 @@ const aggregate = {
   codec: new EventCodec<Ev>({ Added: 1, Closed: 1 }),
 };
 
-const ctx = (commandId = randomUUID()): CommandContext => ({
+const ctx = (commandId: string = randomUUID()): CommandContext => ({
   commandId,
   correlationId: 'corr-1',
   causationId: commandId,

@@ -27,7 +27,8 @@ export type NodeReport = {
   readonly capacity: Capacity;
   readonly gpus: readonly GpuCard[];
   readonly kubeletReady: boolean;
-  readonly unschedulable: boolean;
+  /** What the Kubernetes node object says now; null when the operator did not say. */
+  readonly unschedulable: boolean | null;
   readonly observedAt: string | null;
 };
 
@@ -78,6 +79,18 @@ const onlineStatus = (node: NodeFacts): 'ready' | 'busy' | 'cordoned' =>
 
 const later = (a: string | null, b: string | null): string | null =>
   a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b;
+
+/** A report older (by the operator's observedAt) than the newest one applied changes nothing. */
+export const isOutOfOrder = (
+  report: Pick<NodeReport, 'observedAt'>,
+  state: NodeState,
+  newestObservedAt: string | null,
+): boolean => {
+  if (report.observedAt === null) return false;
+  const applied = state.status === 'online' || state.status === 'offline' ? state.observedAt : null;
+  const newest = later(applied, newestObservedAt);
+  return newest !== null && Date.parse(report.observedAt) < Date.parse(newest);
+};
 
 const sameRecord = (
   a: Readonly<Record<string, unknown>>,
@@ -144,7 +157,7 @@ const decideReport = (
   if (removed.length > 0 || added.length > 0) {
     events.push({ type: 'NodeGpusChanged', data: { ...stamp, added, removed } });
   }
-  if (report.unschedulable !== state.observedUnschedulable) {
+  if (report.unschedulable !== null && report.unschedulable !== state.observedUnschedulable) {
     events.push({
       type: 'NodeUnschedulableObserved',
       data: { ...stamp, unschedulable: report.unschedulable },

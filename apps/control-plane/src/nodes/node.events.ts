@@ -45,7 +45,7 @@ export type NodeEvent =
         clusterId: string;
         hostname: string;
         kubeletReady: boolean;
-        unschedulable: boolean;
+        unschedulable: boolean | null;
         observedAt: string | null;
         registeredAt: string;
       };
@@ -137,7 +137,8 @@ export type NodeFacts = Known &
   Inventory & {
     readonly poolId: string | null;
     readonly kubeletReady: boolean;
-    readonly observedUnschedulable: boolean;
+    /** The Kubernetes node's unschedulable flag as last reported; null until reported. */
+    readonly observedUnschedulable: boolean | null;
     /** The newest operator `observedAt` applied; older reports change nothing. */
     readonly observedAt: string | null;
     /** Receive time of the newest report that changed something. */
