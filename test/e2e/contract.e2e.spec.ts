@@ -97,7 +97,7 @@ describe('the OpenAPI document at /docs-json', () => {
       (op) => !op.public && op.method !== 'GET',
     );
     for (const op of protectedMutations) {
-      const responses = document.paths[op.path][op.method.toLowerCase() as 'post'].responses;
+      const responses = document.paths[op.path][op.method.toLowerCase() as 'post']!.responses;
       expect(Object.keys(responses)).toEqual(
         expect.arrayContaining(['400', '401', '403', '404', '409', '413']),
       );

@@ -3,10 +3,11 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import request from 'supertest';
 import { CommandPipeline } from '../../libs/cqrs/src';
 import { CommandContext, EventCodec } from '../../libs/kernel/src';
+import { EventStore } from '../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../libs/readmodels/src/port';
 import { JobQueues } from '../../apps/control-plane/src/platform/observability/job-queues';
 import { operationsOf } from '../../apps/control-plane/src/platform/openapi/operations';
-import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { EVENT_STORE, READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
 
 describe('the platform over HTTP', () => {
@@ -175,6 +176,20 @@ describe('the operations endpoints', () => {
     for (const state of ['waiting', 'delayed', 'failed']) {
       expect(res.text).toContain(`fleet_delayed_jobs{queue="metrics-probe",state="${state}"} 0`);
     }
+  });
+
+  it('answers an unexpected failure with 500 internal_error naming the correlation id only', async () => {
+    jest
+      .spyOn(t.app.get<EventStore>(EVENT_STORE), 'readAll')
+      .mockRejectedValue(new Error('SQLITE_CORRUPT: database disk image is malformed at /data'));
+    const res = await request(t.url)
+      .get('/v1/events')
+      .set(await t.auth('ann', ['auditor']));
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('internal_error');
+    expect(res.body.error.details).toEqual({ correlationId: res.headers['x-correlation-id'] });
+    expect(res.headers['x-correlation-id']).toBeTruthy();
+    expect(JSON.stringify(res.body)).not.toMatch(/SQLITE|malformed|\/data|stack/i);
   });
 
   it('echoes a safe x-correlation-id and makes one up otherwise', async () => {
