@@ -1,0 +1,47 @@
+import request from 'supertest';
+import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
+import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { startApp } from '../support/app';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A limit no other reader uses, so only the request under test is slowed down.
+const MARKER_LIMIT = 777;
+
+describe('graceful shutdown', () => {
+  it('lets a request in flight complete when the app closes, then refuses new ones', async () => {
+    const t = await startApp();
+    const auth = await t.auth('ann', ['auditor']);
+    const store = t.app.get<EventStore>(EVENT_STORE);
+    const readAll = store.readAll.bind(store);
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    jest.spyOn(store, 'readAll').mockImplementation(async (options: ReadAllOptions) => {
+      if (options.limit === MARKER_LIMIT) {
+        entered();
+        await sleep(500);
+      }
+      return readAll(options);
+    });
+
+    const order: string[] = [];
+    const response = request(t.url)
+      .get(`/v1/events?limit=${MARKER_LIMIT}`)
+      .set(auth)
+      .then((res) => {
+        order.push('answered');
+        return res;
+      });
+    await inHandler;
+    const closing = t.app.close().then(() => order.push('closed'));
+
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ events: [], nextPosition: 0 });
+    await closing;
+    // Closing waited for the request, and the stores closed only after it was answered.
+    expect(order).toEqual(['answered', 'closed']);
+
+    await expect(request(t.url).get('/health/live')).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
