@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
+import { NotificationsModule } from './notifications/notifications.module';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
@@ -18,6 +19,7 @@ export class AppModule {
         IdempotencyModule,
         ObservabilityModule,
         AuditModule,
+        NotificationsModule,
       ],
     };
   }

@@ -1,0 +1,54 @@
+import { Controller, Get, Inject, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Filter, InvalidCursorError, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Roles } from '../platform/auth/decorators';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { READ_MODELS } from '../platform/runtime/tokens';
+import { NOTIFICATION_FIELDS, Notification } from './notification';
+import { ListNotificationsQuery, NotificationPage } from './notifications.dto';
+import { NOTIFICATIONS, NotificationDoc } from './notifications.projection';
+
+const view = (doc: NotificationDoc): Notification =>
+  Object.fromEntries(NOTIFICATION_FIELDS.map((f) => [f, doc[f]])) as Notification;
+
+// By name too: instanceof fails when the error class was loaded twice (jest module registries).
+const isInvalidCursor = (error: unknown): boolean =>
+  error instanceof InvalidCursorError || (error as Error | null)?.name === 'InvalidCursorError';
+
+/** Admin notifications, oldest first; every admin sees every notification. */
+@ApiTags('notifications')
+@ApiBearerAuth()
+@Roles('admin')
+@Controller('v1/notifications')
+export class NotificationsController {
+  constructor(@Inject(READ_MODELS) private readonly readModels: ReadModelStore) {}
+
+  @Get()
+  @ApiOkResponse({ type: NotificationPage })
+  async list(@Query() query: ListNotificationsQuery): Promise<NotificationPage> {
+    const filter: Filter = {};
+    if (query.since !== undefined) {
+      const since = Date.parse(query.since);
+      if (Number.isNaN(since)) {
+        throw validationFailed([{ field: 'since', problems: ['since must be an ISO-8601 time'] }]);
+      }
+      // Stored times are all toISOString() form, so string order is time order.
+      filter.at = { $gt: new Date(since).toISOString() };
+    }
+    try {
+      const page = await this.readModels.find<NotificationDoc>(NOTIFICATIONS, filter, {
+        sort: { at: 1 },
+        limit: query.limit ?? 100,
+        cursor: query.cursor ?? null,
+      });
+      return { items: page.items.map(view), nextCursor: page.nextCursor };
+    } catch (error) {
+      if (isInvalidCursor(error)) {
+        throw validationFailed([
+          { field: 'cursor', problems: ['cursor is not valid for this query'] },
+        ]);
+      }
+      throw error;
+    }
+  }
+}

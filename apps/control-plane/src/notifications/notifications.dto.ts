@@ -1,0 +1,64 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsISO8601,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { NOTIFICATION_TYPES, NotificationType } from './notification';
+
+/** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
+const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
+
+export class ListNotificationsQuery {
+  @ApiPropertyOptional({
+    description: 'Only notifications strictly after this time (ISO-8601 with a UTC offset)',
+    example: '2026-12-02T10:00:00Z',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  @Matches(ZONED, { message: 'since must carry a UTC offset (Z or ±hh:mm)' })
+  since?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: "The previous page's nextCursor" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  cursor?: string;
+}
+
+export class NotificationView {
+  @ApiProperty({ description: 'The id of the event that raised it' }) id!: string;
+  @ApiProperty({ enum: NOTIFICATION_TYPES }) type!: NotificationType;
+  @ApiProperty() clusterId!: string;
+  @ApiProperty({ type: String, nullable: true }) nodeId!: string | null;
+  @ApiProperty({ type: String, nullable: true }) hostname!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Status left (node_status_changed)' })
+  from!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Status reached (node_status_changed)',
+  })
+  to!: string | null;
+  @ApiProperty({ type: String, nullable: true }) reason!: string | null;
+  @ApiProperty({ format: 'date-time' }) at!: string;
+}
+
+export class NotificationPage {
+  @ApiProperty({ type: [NotificationView] }) items!: NotificationView[];
+  @ApiProperty({ type: String, nullable: true }) nextCursor!: string | null;
+}
