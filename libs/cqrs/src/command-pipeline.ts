@@ -28,6 +28,8 @@ export type CommandResult<E, S> = {
   readonly revision: number | null;
   /** False when nothing was appended: the decider saw nothing to change, or an idempotent replay. */
   readonly appended: boolean;
+  /** Global position of the last event appended (0 when nothing was), for read-your-writes waits. */
+  readonly position: number;
 };
 
 export type PipelineObserver = (outcome: {
@@ -139,7 +141,7 @@ export class CommandPipeline {
         const events = aggregate.decider.decide(command, state);
         if (events.length === 0) {
           this.report(aggregate, command, started, 'noop', 0);
-          return { events, state, revision, appended: false };
+          return { events, state, revision, appended: false, position: 0 };
         }
         const expected: ExpectedRevision = revision ?? 'no_stream';
         try {
@@ -154,12 +156,24 @@ export class CommandPipeline {
             this.cache.invalidate(key);
             const now = await this.load(aggregate, streamId);
             this.report(aggregate, command, started, 'noop', 0);
-            return { events: [], state: now.state, revision: now.revision, appended: false };
+            return {
+              events: [],
+              state: now.state,
+              revision: now.revision,
+              appended: false,
+              position: result.position,
+            };
           }
           const next = events.reduce(aggregate.decider.evolve, state);
           this.cache.set(key, { state: next, revision: result.revision });
           this.report(aggregate, command, started, 'ok', events.length);
-          return { events, state: next, revision: result.revision, appended: true };
+          return {
+            events,
+            state: next,
+            revision: result.revision,
+            appended: true,
+            position: result.position,
+          };
         } catch (error) {
           if (!(error instanceof ConcurrencyConflictError) || attempt >= maxAttempts) throw error;
           this.cache.invalidate(`${aggregate.name}\u0000${streamId}`);

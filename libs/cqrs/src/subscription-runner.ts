@@ -199,6 +199,24 @@ export class SubscriptionRunner {
     await Promise.all(subs.map((s) => s.reached(target)));
   }
 
+  /**
+   * Read-your-writes for a command's response: waits (bounded) until the named subscribers
+   * have handled `position`. Resolves false on timeout; the write itself is durable either way.
+   */
+  async settle(position: number, names: readonly string[], timeoutMs = 5000): Promise<boolean> {
+    if (position <= 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref?.();
+    });
+    try {
+      return await Promise.race([this.caughtUp(position, names).then(() => true), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async status(): Promise<SubscriptionStatus[]> {
     const head = await this.store.headPosition();
     return [...this.subscriptions.values()].map((s) => ({

@@ -27,6 +27,7 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('runtime');
   private startedAt: number | null = null;
   private caughtUpAtStart = false;
+  private readonly startHooks: Array<() => Promise<void>> = [];
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -52,7 +53,13 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
       await this.runner.add(reactorSubscriber(reactor, this.checkpoints));
     }
     await this.jobs.start();
+    for (const hook of this.startHooks) await hook();
     this.startedAt = Date.now();
+  }
+
+  /** Runs once everything has started (reconcilers that need read models and jobs). */
+  afterStart(hook: () => Promise<void>): void {
+    this.startHooks.push(hook);
   }
 
   get ready(): boolean {

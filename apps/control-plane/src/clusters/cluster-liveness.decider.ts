@@ -1,0 +1,81 @@
+import { Aggregate } from '../../../../libs/cqrs/src';
+import { Decider, assertNever } from '../../../../libs/kernel/src';
+import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
+
+export type ClusterLivenessCommand =
+  | {
+      type: 'MarkClusterReportsStalled';
+      data: {
+        clusterId: string;
+        staleNodes: Array<{ nodeId: string; hostname: string }>;
+        onlineNodes: number;
+        lastSeenAt: string | null;
+        at: string;
+      };
+    }
+  | { type: 'ResumeClusterReports'; data: { clusterId: string; at: string } };
+
+export type ClusterLivenessState =
+  { status: 'reporting'; resumedAt: string | null } | { status: 'stalled'; since: string };
+
+export const clusterLivenessDecider: Decider<
+  ClusterLivenessCommand,
+  ClusterLivenessEvent,
+  ClusterLivenessState
+> = {
+  initialState: () => ({ status: 'reporting', resumedAt: null }),
+  evolve: (_state, event) => {
+    switch (event.type) {
+      case 'ClusterReportsStalled':
+        return { status: 'stalled', since: event.data.at };
+      case 'ClusterReportsResumed':
+        return { status: 'reporting', resumedAt: event.data.at };
+      default:
+        return assertNever(event, 'cluster liveness event');
+    }
+  },
+  decide: (command, state) => {
+    switch (command.type) {
+      case 'MarkClusterReportsStalled':
+        // One notification per stall, however many timeouts notice it.
+        return state.status === 'stalled'
+          ? []
+          : [{ type: 'ClusterReportsStalled', data: command.data }];
+      case 'ResumeClusterReports':
+        return state.status === 'stalled'
+          ? [
+              {
+                type: 'ClusterReportsResumed',
+                data: { ...command.data, stalledSince: state.since },
+              },
+            ]
+          : [];
+      default:
+        return assertNever(command, 'cluster liveness command');
+    }
+  },
+};
+
+export const clusterLivenessAggregate: Aggregate<
+  ClusterLivenessCommand,
+  ClusterLivenessEvent,
+  ClusterLivenessState
+> = {
+  name: 'cluster-liveness',
+  decider: clusterLivenessDecider,
+  codec: clusterLivenessCodec,
+};
+
+export type StaleCandidate = { nodeId: string; hostname: string; lastSeenAt: number };
+
+/**
+ * The mass-failure guard (after Kubernetes' zone-disruption handling): when more than
+ * `ratio` of a cluster's online nodes, and at least `minNodes`, are stale together, the
+ * likelier fault is the operator or our ingest, not the nodes.
+ */
+export const isMassFailure = (
+  stale: number,
+  online: number,
+  ratio: number,
+  minNodes: number,
+): boolean => online > 0 && stale >= minNodes && stale / online > ratio;

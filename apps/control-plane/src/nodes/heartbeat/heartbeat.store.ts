@@ -1,0 +1,85 @@
+import Redis from 'ioredis';
+
+/**
+ * Heartbeats are not events (like Kubernetes' node Lease objects): a report that changes
+ * nothing only refreshes the node's last-seen time here. Times are epoch ms; `seenAt` is the
+ * server's receive time, `observedAt` the operator's newest observedAt (orders reports).
+ */
+export type Heartbeat = { readonly seenAt: number; readonly observedAt: number | null };
+export type Beat = Heartbeat & { readonly nodeId: string };
+
+export interface HeartbeatStore {
+  touch(beats: readonly Beat[]): Promise<void>;
+  /** In the order asked; null for a node never seen (or lost with the store). */
+  get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>>;
+  remove(nodeId: string): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class MemoryHeartbeatStore implements HeartbeatStore {
+  private readonly beats = new Map<string, Heartbeat>();
+
+  async touch(beats: readonly Beat[]): Promise<void> {
+    for (const b of beats) this.beats.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
+  }
+
+  async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
+    return nodeIds.map((id) => this.beats.get(id) ?? null);
+  }
+
+  async remove(nodeId: string): Promise<void> {
+    this.beats.delete(nodeId);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  /** Test hook: what a restart of the embedded store loses. */
+  clear(): void {
+    this.beats.clear();
+  }
+}
+
+const encode = (b: Heartbeat): string => `${b.seenAt}:${b.observedAt ?? ''}`;
+const decode = (raw: string | null): Heartbeat | null => {
+  if (raw === null) return null;
+  const [seen, observed] = raw.split(':');
+  return { seenAt: Number(seen), observedAt: observed ? Number(observed) : null };
+};
+
+/** One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET. */
+export class RedisHeartbeatStore implements HeartbeatStore {
+  private readonly redis: Redis;
+  private readonly key: string;
+
+  constructor(url: string, prefix: string) {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
+    this.key = `${prefix}:heartbeats`;
+  }
+
+  async touch(beats: readonly Beat[]): Promise<void> {
+    if (beats.length === 0) return;
+    const args: string[] = [];
+    for (const b of beats) args.push(b.nodeId, encode(b));
+    await this.redis.hset(this.key, ...args);
+  }
+
+  async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
+    if (nodeIds.length === 0) return [];
+    return (await this.redis.hmget(this.key, ...nodeIds)).map(decode);
+  }
+
+  async remove(nodeId: string): Promise<void> {
+    await this.redis.hdel(this.key, nodeId);
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

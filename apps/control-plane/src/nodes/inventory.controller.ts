@@ -1,0 +1,96 @@
+import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { CommandContext, DomainError } from '../../../../libs/kernel/src';
+import { Caller, mayReportFor } from '../platform/auth/caller';
+import { CurrentCaller, Roles } from '../platform/auth/decorators';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { Ctx } from '../platform/http/command-context';
+import { InventoryReportDto, InventoryReportResponse, NodeReportDto } from './inventory.dto';
+import { InventoryService } from './inventory.service';
+import { NodeReport } from './node.decider';
+
+const LABEL_KEY =
+  /^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$/;
+
+/** Checks what class-validator cannot express, naming each bad field. */
+const semanticProblems = (
+  nodes: readonly NodeReportDto[],
+): Array<{ field: string; problems: string[] }> => {
+  const out: Array<{ field: string; problems: string[] }> = [];
+  const hostnames = new Set<string>();
+  nodes.forEach((n, i) => {
+    const at = `nodes.${i}`;
+    if (hostnames.has(n.hostname))
+      out.push({ field: `${at}.hostname`, problems: ['appears twice in this report'] });
+    hostnames.add(n.hostname);
+    const labels = n.labels ?? {};
+    const entries = Object.entries(labels);
+    if (entries.length > 64) out.push({ field: `${at}.labels`, problems: ['at most 64 labels'] });
+    for (const [k, v] of entries) {
+      if (!LABEL_KEY.test(k) || typeof v !== 'string' || !LABEL_VALUE.test(v)) {
+        out.push({
+          field: `${at}.labels.${k}`,
+          problems: ['must be a Kubernetes label key with a string value'],
+        });
+      }
+    }
+    const mode = labels['fleet/mode'];
+    if (mode !== undefined && mode !== 'shared' && mode !== 'dedicated') {
+      out.push({ field: `${at}.labels.fleet/mode`, problems: ['must be shared or dedicated'] });
+    }
+    const gpus = n.gpus ?? [];
+    if (gpus.length > 0 && n.role !== 'gpu')
+      out.push({ field: `${at}.gpus`, problems: ['only gpu nodes carry GPU cards'] });
+    const uuids = new Set(gpus.map((g) => g.uuid));
+    if (uuids.size !== gpus.length)
+      out.push({ field: `${at}.gpus`, problems: ['a GPU uuid appears twice'] });
+  });
+  return out;
+};
+
+const normalise = (clusterId: string, n: NodeReportDto): NodeReport => ({
+  clusterId,
+  hostname: n.hostname,
+  role: n.role,
+  labels: { ...(n.labels ?? {}) },
+  capacity: { cpu: n.capacity.cpu, memoryGiB: n.capacity.memoryGiB, diskGiB: n.capacity.diskGiB },
+  gpus: (n.gpus ?? []).map((g) => ({ uuid: g.uuid, model: g.model, memoryGiB: g.memoryGiB })),
+  kubeletReady: n.kubeletReady,
+  unschedulable: n.unschedulable ?? null,
+  observedAt: n.observedAt ? new Date(n.observedAt).toISOString() : null,
+});
+
+@ApiTags('inventory')
+@ApiBearerAuth()
+@Controller('v1/inventory')
+export class InventoryController {
+  constructor(@Inject(InventoryService) private readonly inventory: InventoryService) {}
+
+  /** The operator's inventory controller reports nodes; `desired` is what it applies to Kubernetes. */
+  @Post('reports')
+  @HttpCode(200)
+  @Roles('operator', 'admin')
+  @ApiOkResponse({ type: InventoryReportResponse })
+  async report(
+    @Body() body: InventoryReportDto,
+    @CurrentCaller() caller: Caller,
+    @Ctx() ctx: CommandContext,
+  ): Promise<InventoryReportResponse> {
+    if (!mayReportFor(caller, body.clusterId)) {
+      throw new DomainError(
+        'forbidden',
+        `this token may not report for cluster ${body.clusterId}`,
+        'forbidden',
+      );
+    }
+    const problems = semanticProblems(body.nodes);
+    if (problems.length > 0) throw validationFailed(problems);
+    const nodes = await this.inventory.report(
+      body.clusterId,
+      body.nodes.map((n) => normalise(body.clusterId, n)),
+      ctx,
+    );
+    return { nodes };
+  }
+}

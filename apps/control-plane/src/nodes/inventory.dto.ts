@@ -1,0 +1,143 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { GPU_MODELS, GpuModel } from '../config/config';
+import { NODE_ROLES, NodeRole } from './node.events';
+
+/** RFC 1123 hostname: dot-separated labels of [a-z0-9-], not starting or ending with '-'. */
+export const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const CLUSTER_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export class CapacityDto {
+  @ApiProperty({ minimum: 0, maximum: 4096 })
+  @IsInt()
+  @Min(0)
+  @Max(4096)
+  cpu!: number;
+
+  @ApiProperty({ minimum: 0, maximum: 65536 })
+  @IsInt()
+  @Min(0)
+  @Max(65536)
+  memoryGiB!: number;
+
+  @ApiProperty({ minimum: 0, maximum: 1048576 })
+  @IsInt()
+  @Min(0)
+  @Max(1048576)
+  diskGiB!: number;
+}
+
+export class GpuDto {
+  @ApiProperty({ example: 'GPU-6f1c2d3e-0000-1111-2222-333344445555' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, {
+    message: 'uuid must be 1-128 characters of [A-Za-z0-9._:/-]',
+  })
+  uuid!: string;
+
+  @ApiProperty({ enum: GPU_MODELS })
+  @IsIn(GPU_MODELS)
+  model!: GpuModel;
+
+  @ApiProperty({ minimum: 1, maximum: 1024 })
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  memoryGiB!: number;
+}
+
+export class NodeReportDto {
+  @ApiProperty({ example: 'gpu-a-01', description: 'RFC 1123 hostname' })
+  @IsString()
+  @Matches(HOSTNAME, { message: 'hostname must be an RFC 1123 hostname (lower case)' })
+  hostname!: string;
+
+  @ApiProperty({ enum: NODE_ROLES })
+  @IsIn(NODE_ROLES)
+  role!: NodeRole;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { 'fleet/mode': 'shared' },
+  })
+  @IsOptional()
+  @IsObject()
+  labels?: Record<string, string>;
+
+  @ApiProperty({ type: CapacityDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => CapacityDto)
+  capacity!: CapacityDto;
+
+  @ApiPropertyOptional({ type: [GpuDto], maxItems: 64 })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ValidateNested({ each: true })
+  @Type(() => GpuDto)
+  gpus?: GpuDto[];
+
+  @ApiProperty()
+  @IsBoolean()
+  kubeletReady!: boolean;
+
+  @ApiPropertyOptional({ description: "The Kubernetes node object's spec.unschedulable now" })
+  @IsOptional()
+  @IsBoolean()
+  unschedulable?: boolean;
+
+  @ApiPropertyOptional({
+    description: 'When the operator observed this state; orders reports per node',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  observedAt?: string;
+}
+
+export class InventoryReportDto {
+  @ApiProperty({ example: 'c1' })
+  @IsString()
+  @MaxLength(63)
+  @Matches(CLUSTER_ID, { message: 'clusterId must be 1-63 characters of [a-z0-9-]' })
+  clusterId!: string;
+
+  @ApiProperty({ type: [NodeReportDto], minItems: 1, maxItems: 1000 })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => NodeReportDto)
+  nodes!: NodeReportDto[];
+}
+
+export class ReportedNodeView {
+  @ApiProperty() hostname!: string;
+  @ApiProperty() nodeId!: string;
+  @ApiProperty({ enum: ['ready', 'busy', 'cordoned', 'offline'] }) status!: string;
+  @ApiProperty({ example: { unschedulable: false } }) desired!: { unschedulable: boolean };
+}
+
+export class InventoryReportResponse {
+  @ApiProperty({ type: [ReportedNodeView] }) nodes!: ReportedNodeView[];
+}

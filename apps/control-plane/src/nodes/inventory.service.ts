@@ -1,0 +1,78 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandContext, uuidFrom } from '../../../../libs/kernel/src';
+import { LivenessService } from './liveness.service';
+import { HEARTBEATS } from './heartbeat/heartbeat.module';
+import { Beat, HeartbeatStore } from './heartbeat/heartbeat.store';
+import { NodeReport, displayStatus, isOutOfOrder } from './node.decider';
+import { nodeAggregate, nodeIdOf } from './node.aggregate';
+import { nodeStreamId } from './node.events';
+
+export type ReportedNode = {
+  hostname: string;
+  nodeId: string;
+  status: 'ready' | 'busy' | 'cordoned' | 'offline';
+  desired: { unschedulable: boolean };
+};
+
+const toIso = (ms: number | null): string | null =>
+  ms === null ? null : new Date(ms).toISOString();
+
+/**
+ * ReportInventory: each node of a report is upserted by (cluster, hostname). Changes append
+ * events; a report that changes nothing only refreshes the heartbeat store: no event, and
+ * nothing written to the job queue.
+ */
+@Injectable()
+export class InventoryService {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
+    @Inject(LivenessService) private readonly liveness: LivenessService,
+  ) {}
+
+  async report(
+    clusterId: string,
+    reports: readonly NodeReport[],
+    ctx: CommandContext,
+  ): Promise<ReportedNode[]> {
+    const receivedAt = ctx.now.toISOString();
+    const nodeIds = reports.map((r) => nodeIdOf(clusterId, r.hostname));
+    const beats = await this.heartbeats.get(nodeIds);
+    const fresh: Beat[] = [];
+    const results = await Promise.all(
+      reports.map(async (report, i) => {
+        const nodeId = nodeIds[i];
+        const newestObservedAt = toIso(beats[i]?.observedAt ?? null);
+        const result = await this.pipeline.handle(
+          nodeAggregate,
+          nodeStreamId(nodeId),
+          { type: 'ReportNode', data: { nodeId, report, receivedAt, newestObservedAt } },
+          // One command per node, its id derived from the request's, so a replayed report appends nothing.
+          { ...ctx, commandId: uuidFrom(ctx.commandId, nodeId) },
+        );
+        if (!isOutOfOrder(report, result.state, newestObservedAt) || result.appended) {
+          const observed = report.observedAt
+            ? Date.parse(report.observedAt)
+            : (beats[i]?.observedAt ?? null);
+          fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt: observed });
+        }
+        const state = result.state;
+        return {
+          hostname: report.hostname,
+          nodeId,
+          status: displayStatus(state) ?? 'offline',
+          desired: {
+            unschedulable:
+              state.status === 'online' || state.status === 'offline'
+                ? state.cordon.desired
+                : false,
+          },
+        };
+      }),
+    );
+    await this.heartbeats.touch(fresh);
+    await this.liveness.reportsArrived(clusterId, ctx);
+    return results;
+  }
+}

@@ -1,0 +1,24 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { CommandContext, notFound } from '../../../../libs/kernel/src';
+import { NodeCommand } from './node.decider';
+import { nodeAggregate } from './node.aggregate';
+import { nodeStreamId } from './node.events';
+
+export const NODES_PROJECTION = 'projection:nodes';
+
+/** Admin commands on one node: load, decide, append; then wait for the Nodes screen to show it. */
+@Injectable()
+export class NodeCommands {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+  ) {}
+
+  async execute(nodeId: string, command: NodeCommand, ctx: CommandContext): Promise<void> {
+    const stream = nodeStreamId(nodeId);
+    const result = await this.pipeline.handle(nodeAggregate, stream, command, ctx);
+    if (result.revision === null) throw notFound('node', nodeId);
+    await this.runner.settle(result.position, [NODES_PROJECTION]);
+  }
+}

@@ -1,0 +1,98 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { CommandContext } from '../../../../libs/kernel/src';
+import { Roles } from '../platform/auth/decorators';
+import { Ctx } from '../platform/http/command-context';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { NodeCommands } from './nodes.commands';
+import { CordonNodeDto, ListNodesQuery, NodePage, NodeView } from './nodes.dto';
+import { NodesQueries } from './nodes.queries';
+
+const NODE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const checkNodeId = (nodeId: string): string => {
+  if (!NODE_ID.test(nodeId))
+    throw validationFailed([{ field: 'nodeId', problems: ['must be a node id'] }]);
+  return nodeId;
+};
+
+@ApiTags('nodes')
+@ApiBearerAuth()
+@Controller('v1/nodes')
+export class NodesController {
+  constructor(
+    @Inject(NodesQueries) private readonly queries: NodesQueries,
+    @Inject(NodeCommands) private readonly commands: NodeCommands,
+  ) {}
+
+  @Get()
+  @Roles('admin', 'auditor')
+  @ApiOkResponse({ type: NodePage })
+  list(@Query() query: ListNodesQuery): Promise<NodePage> {
+    return this.queries.list(query);
+  }
+
+  @Get(':nodeId')
+  @Roles('admin', 'auditor')
+  @ApiOkResponse({ type: NodeView })
+  get(@Param('nodeId') nodeId: string): Promise<NodeView> {
+    return this.queries.get(checkNodeId(nodeId));
+  }
+
+  @Get(':nodeId/gpus')
+  @Roles('admin', 'auditor')
+  async gpus(@Param('nodeId') nodeId: string) {
+    return { items: await this.queries.gpus(checkNodeId(nodeId)) };
+  }
+
+  @Post(':nodeId/cordon')
+  @HttpCode(200)
+  @Roles('admin')
+  @ApiOkResponse({ type: NodeView })
+  async cordon(
+    @Param('nodeId') nodeId: string,
+    @Body() body: CordonNodeDto,
+    @Ctx() ctx: CommandContext,
+  ) {
+    await this.commands.execute(
+      checkNodeId(nodeId),
+      { type: 'CordonNode', data: { reason: body.reason ?? null, at: ctx.now.toISOString() } },
+      ctx,
+    );
+    return this.queries.get(nodeId);
+  }
+
+  @Post(':nodeId/uncordon')
+  @HttpCode(200)
+  @Roles('admin')
+  @ApiOkResponse({ type: NodeView })
+  async uncordon(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext) {
+    await this.commands.execute(
+      checkNodeId(nodeId),
+      { type: 'UncordonNode', data: { at: ctx.now.toISOString() } },
+      ctx,
+    );
+    return this.queries.get(nodeId);
+  }
+
+  @Delete(':nodeId')
+  @HttpCode(204)
+  @Roles('admin')
+  async remove(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext): Promise<void> {
+    await this.commands.execute(
+      checkNodeId(nodeId),
+      { type: 'DeleteNode', data: { at: ctx.now.toISOString() } },
+      ctx,
+    );
+  }
+}

@@ -1,0 +1,86 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { NODE_ROLES, NodeRole } from './node.events';
+import { CLUSTER_ID } from './inventory.dto';
+
+export const NODE_STATUSES = ['ready', 'busy', 'cordoned', 'offline'] as const;
+
+export class ListNodesQuery {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(CLUSTER_ID, { message: 'clusterId must be 1-63 characters of [a-z0-9-]' })
+  clusterId?: string;
+
+  @ApiPropertyOptional({ description: 'A pool id, or `none` for nodes in no pool' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  poolId?: string;
+
+  @ApiPropertyOptional({ enum: NODE_ROLES })
+  @IsOptional()
+  @IsIn(NODE_ROLES)
+  role?: NodeRole;
+
+  @ApiPropertyOptional({ enum: NODE_STATUSES })
+  @IsOptional()
+  @IsIn(NODE_STATUSES)
+  status?: (typeof NODE_STATUSES)[number];
+
+  @ApiPropertyOptional({ enum: ['shared', 'dedicated'] })
+  @IsOptional()
+  @IsIn(['shared', 'dedicated'])
+  mode?: 'shared' | 'dedicated';
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: "The previous page's nextCursor" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  cursor?: string;
+}
+
+export class CordonNodeDto {
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+}
+
+export class NodeView {
+  @ApiProperty() nodeId!: string;
+  @ApiProperty() clusterId!: string;
+  @ApiProperty() hostname!: string;
+  @ApiProperty({ enum: NODE_ROLES }) role!: string;
+  @ApiProperty({ nullable: true, type: String }) poolId!: string | null;
+  @ApiProperty({ enum: ['shared', 'dedicated'] }) mode!: string;
+  @ApiProperty({ enum: NODE_STATUSES }) status!: string;
+  @ApiProperty({ nullable: true, enum: ['heartbeat_timeout', 'kubelet_not_ready'] })
+  offlineReason!: string | null;
+  @ApiProperty() gpuCount!: number;
+  @ApiProperty() runningSessions!: number;
+  @ApiProperty({ example: { cpu: 64, memoryGiB: 512, diskGiB: 2000 } })
+  capacity!: { cpu: number; memoryGiB: number; diskGiB: number };
+  @ApiProperty() lastSeenAt!: string;
+  @ApiProperty() heartbeatAgeSec!: number;
+  @ApiProperty({ example: { desired: false, observed: false } }) cordon!: {
+    desired: boolean;
+    observed: boolean | null;
+  };
+  @ApiProperty({ nullable: true, example: { drainId: 'd1', status: 'running' } })
+  drain!: { drainId: string; status: string } | null;
+}
+
+export class NodePage {
+  @ApiProperty({ type: [NodeView] }) items!: NodeView[];
+  @ApiProperty({ nullable: true, type: String }) nextCursor!: string | null;
+}

@@ -1,0 +1,33 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { Message, EventCodec } from '../../../../libs/kernel/src';
+import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
+import { EventTypes } from '../platform/runtime/event-types';
+import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { HeartbeatModule } from './heartbeat/heartbeat.module';
+import { InventoryController } from './inventory.controller';
+import { InventoryService } from './inventory.service';
+import { LivenessService } from './liveness.service';
+import { nodeCodec } from './node.events';
+import { NodeCommands } from './nodes.commands';
+import { NodesController } from './nodes.controller';
+import { nodesProjection } from './nodes.projection';
+import { NodesQueries } from './nodes.queries';
+
+@Module({
+  imports: [HeartbeatModule],
+  controllers: [InventoryController, NodesController],
+  providers: [InventoryService, LivenessService, NodesQueries, NodeCommands],
+  exports: [NodesQueries, NodeCommands, LivenessService, HeartbeatModule],
+})
+export class NodesModule implements OnModuleInit {
+  constructor(
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(EventTypes) private readonly types: EventTypes,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.addProjection(nodesProjection);
+    this.types.register(nodeCodec as unknown as EventCodec<Message>);
+    this.types.register(clusterLivenessCodec as unknown as EventCodec<Message>);
+  }
+}

@@ -1,0 +1,187 @@
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { Projection } from '../../../../libs/cqrs/src';
+import { assertNever } from '../../../../libs/kernel/src';
+import {
+  Allocation,
+  Capacity,
+  NodeEvent,
+  NodeMode,
+  NodeRole,
+  OfflineReason,
+  nodeCodec,
+} from './node.events';
+
+export const NODES = 'nodes';
+/** Deleted nodes' last revisions, so a redelivered old event cannot resurrect a deleted node. */
+export const NODE_TOMBSTONES = 'node_tombstones';
+
+export type NodeGpuView = {
+  uuid: string;
+  model: string;
+  memoryGiB: number;
+  sessionId: string | null;
+  owner: string | null;
+};
+
+export type NodeDoc = {
+  _id: string;
+  _rev: number;
+  nodeId: string;
+  clusterId: string;
+  hostname: string;
+  role: NodeRole;
+  poolId: string | null;
+  mode: NodeMode;
+  labels: Record<string, string>;
+  status: 'ready' | 'busy' | 'cordoned' | 'offline';
+  online: boolean;
+  offlineReason: OfflineReason | null;
+  gpuCount: number;
+  runningSessions: number;
+  capacity: Capacity;
+  gpus: NodeGpuView[];
+  allocations: Record<string, Allocation>;
+  cordon: { desired: boolean; observed: boolean | null; reason: string | null };
+  drain: { drainId: string; status: 'running' | 'completed' } | null;
+  registeredAt: string;
+  /** Receive time of the last report that changed something (heartbeats live elsewhere). */
+  changedAt: string;
+};
+
+const withStatus = (doc: NodeDoc): NodeDoc => {
+  const runningSessions = Object.keys(doc.allocations).length;
+  const held = new Map<string, Allocation>();
+  for (const a of Object.values(doc.allocations)) for (const g of a.gpus) held.set(g, a);
+  return {
+    ...doc,
+    runningSessions,
+    gpuCount: doc.gpus.length,
+    gpus: doc.gpus.map((g) => ({
+      ...g,
+      sessionId: held.get(g.uuid)?.sessionId ?? null,
+      owner: held.get(g.uuid)?.owner ?? null,
+    })),
+    status: !doc.online
+      ? 'offline'
+      : doc.cordon.desired
+        ? 'cordoned'
+        : runningSessions > 0
+          ? 'busy'
+          : 'ready',
+  };
+};
+
+/** The Nodes screen's document after one event: pure; null deletes it. */
+export const projectNode = (
+  doc: NodeDoc | null,
+  event: NodeEvent,
+  revision: number,
+): NodeDoc | null => {
+  if (event.type === 'NodeRegistered') {
+    const d = event.data;
+    return withStatus({
+      _id: d.nodeId,
+      _rev: revision,
+      nodeId: d.nodeId,
+      clusterId: d.clusterId,
+      hostname: d.hostname,
+      role: d.role,
+      poolId: null,
+      mode: d.mode,
+      labels: { ...d.labels },
+      status: 'ready',
+      online: d.kubeletReady,
+      offlineReason: d.kubeletReady ? null : 'kubelet_not_ready',
+      gpuCount: 0,
+      runningSessions: 0,
+      capacity: d.capacity,
+      gpus: d.gpus.map((g) => ({ ...g, sessionId: null, owner: null })),
+      allocations: {},
+      cordon: { desired: false, observed: d.unschedulable, reason: null },
+      drain: null,
+      registeredAt: d.registeredAt,
+      changedAt: d.registeredAt,
+    });
+  }
+  if (doc === null) return null;
+  const next = (patch: Partial<NodeDoc>): NodeDoc =>
+    withStatus({ ...doc, ...patch, _rev: revision });
+  switch (event.type) {
+    case 'NodeInventoryChanged': {
+      const { nodeId: _n, observedAt: _o, at, ...changed } = event.data;
+      return next({
+        ...changed,
+        labels: changed.labels ? { ...changed.labels } : doc.labels,
+        changedAt: at,
+      });
+    }
+    case 'NodeGpusChanged': {
+      const removed = new Set(event.data.removed);
+      const gpus = [
+        ...doc.gpus.filter((g) => !removed.has(g.uuid)),
+        ...event.data.added.map((g) => ({ ...g, sessionId: null, owner: null })),
+      ];
+      return next({ gpus, changedAt: event.data.at });
+    }
+    case 'NodeUnschedulableObserved':
+      return next({
+        cordon: { ...doc.cordon, observed: event.data.unschedulable },
+        changedAt: event.data.at,
+      });
+    case 'NodeWentOffline':
+      return next({ online: false, offlineReason: event.data.reason });
+    case 'NodeCameOnline':
+      return next({ online: true, offlineReason: null, changedAt: event.data.at });
+    case 'NodeCordoned':
+      return next({ cordon: { ...doc.cordon, desired: true, reason: event.data.reason } });
+    case 'NodeUncordoned':
+      return next({ cordon: { ...doc.cordon, desired: false, reason: null } });
+    case 'NodeDeleted':
+      return null;
+    case 'NodeAssignedToPool':
+      return next({ poolId: event.data.poolId });
+    case 'NodeCapacityAllocated': {
+      const { nodeId: _n, at: _a, ...allocation } = event.data;
+      return next({ allocations: { ...doc.allocations, [allocation.sessionId]: allocation } });
+    }
+    case 'NodeCapacityReleased': {
+      const { [event.data.sessionId]: _gone, ...allocations } = doc.allocations;
+      return next({ allocations });
+    }
+    case 'NodeDrainStarted':
+      return next({ drain: { drainId: event.data.drainId, status: 'running' } });
+    case 'NodeDrainEnded':
+      return next({
+        drain:
+          doc.drain?.drainId === event.data.drainId
+            ? { drainId: event.data.drainId, status: 'completed' }
+            : doc.drain,
+      });
+    default:
+      return assertNever(event, 'node event');
+  }
+};
+
+export const nodesProjection: Projection = {
+  name: 'nodes',
+  collections: [{ name: NODES }, { name: NODE_TOMBSTONES }],
+  async apply(stored: StoredEvent, writer) {
+    if (!stored.streamId.startsWith('node-')) return;
+    const event = nodeCodec.decode(stored.type, stored.data);
+    if (!event) return;
+    const nodeId = stored.streamId.slice('node-'.length);
+    const doc = await writer.get<NodeDoc>(NODES, nodeId);
+    // Guarded by stream revision: redelivered events change nothing.
+    if (doc && stored.revision <= doc._rev) return;
+    if (!doc) {
+      const tomb = await writer.get<{ _id: string; _rev: number }>(NODE_TOMBSTONES, nodeId);
+      if (tomb && stored.revision <= tomb._rev) return;
+    }
+    const next = projectNode(doc, event, stored.revision);
+    if (next) writer.upsert(NODES, next);
+    else if (doc) {
+      writer.delete(NODES, nodeId);
+      writer.upsert(NODE_TOMBSTONES, { _id: nodeId, _rev: stored.revision });
+    }
+  },
+};
