@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
+import { NodesModule } from './nodes/nodes.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
@@ -20,6 +21,7 @@ export class AppModule {
         ObservabilityModule,
         AuditModule,
         NotificationsModule,
+        NodesModule,
       ],
     };
   }
