@@ -72,10 +72,17 @@ const metadata = (at: string): EventMetadata => ({
 const NODE = 'n-e2e-1';
 const CLUSTER = 'c1';
 const HOST = 'gpu-a-01';
-const REGISTERED_AT = '2026-12-02T10:00:00.000Z';
-const OFFLINE_AT = '2026-12-02T10:05:00.000Z';
-const ONLINE_AT = '2026-12-02T10:20:00.000Z';
-const STALLED_AT = '2026-12-02T11:00:00.000Z';
+// Recent times: the node feature's offline timer (lastSeenAt + NODE_STALE_SEC) must not fire.
+const BASE = Date.now() - 60_000;
+const iso = (offsetMs: number) => new Date(BASE + offsetMs).toISOString();
+const REGISTERED_AT = iso(0);
+const OFFLINE_AT = iso(5_000);
+const ONLINE_AT = iso(20_000);
+const STALLED_AT = iso(40_000);
+/** Between ONLINE_AT and STALLED_AT, written with a +01:00 offset. */
+const MIDWAY_PLUS_0100 = new Date(BASE + 30_000 + 3_600_000).toISOString().replace('Z', '+01:00');
+/** Knobs that keep other features from adding events of their own during the test. */
+const ENV = { NODE_STALE_SEC: '86400' };
 
 /** Node transitions appended straight to the log, as the inventory feature would decide them. */
 const appendTransitions = async (store: EventStore) => {
@@ -184,7 +191,7 @@ describe('admin notifications', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver(2);
-    t = await startApp({ NOTIFY_WEBHOOK_URL: receiver.url, REDIS_PREFIX: redisPrefix });
+    t = await startApp({ ...ENV, NOTIFY_WEBHOOK_URL: receiver.url, REDIS_PREFIX: redisPrefix });
     ids = await appendTransitions(t.app.get<EventStore>(EVENT_STORE));
     await t.app.get(SubscriptionRunner).caughtUp();
   });
@@ -250,9 +257,9 @@ describe('admin notifications', () => {
       ids.online,
       ids.stalled,
     ]);
-    const sameInstant = encodeURIComponent('2026-12-02T11:20:00+01:00');
+    const sameInstant = encodeURIComponent(MIDWAY_PLUS_0100);
     expect((await list(t, `?since=${sameInstant}`)).items.map((i) => i.id)).toEqual([ids.stalled]);
-    expect((await list(t, '?since=2026-12-03T00:00:00Z')).items).toEqual([]);
+    expect((await list(t, `?since=${iso(3_600_000)}`)).items).toEqual([]);
   });
 
   it('pages with limit and cursor', async () => {
@@ -268,7 +275,7 @@ describe('admin notifications', () => {
 
   it.each([
     ['since=yesterday'],
-    ['since=2026-12-02T10:00:00'],
+    ['since=2026-12-02T10:00:00'], // no UTC offset
     ['limit=0'],
     ['limit=1001'],
     ['cursor=not-a-cursor'],
