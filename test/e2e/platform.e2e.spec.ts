@@ -47,6 +47,15 @@ describe('the platform over HTTP', () => {
     expect(res.body.error.code).toBe('validation_failed');
   });
 
+  it('answers a path parameter longer than any id in the envelope (400 validation_failed)', async () => {
+    const res = await request(t.url)
+      .get(`/v1/streams/node-${'a'.repeat(400)}`)
+      .set(await t.auth('a', ['admin']));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(res.headers['x-correlation-id']).toBeTruthy();
+  });
+
   it('answers an unknown route with 404 not_found', async () => {
     const res = await request(t.url)
       .get('/v1/nope')
@@ -262,6 +271,19 @@ describe('bodies the server cannot read', () => {
       .set(await t.auth('a', ['admin']))
       .set('content-type', 'application/json')
       .send('{"kind": "gpu", ');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(await readLog(t)).toEqual(before);
+  });
+
+  it('refuses a body nested thousands of levels deep with 400, not a stack overflow', async () => {
+    const before = await readLog(t);
+    const depth = 5_000;
+    const res = await request(t.url)
+      .post(await someMutatingPath(t))
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'application/json')
+      .send(`{"clusterId":${'['.repeat(depth)}"x"${']'.repeat(depth)}}`);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
     expect(await readLog(t)).toEqual(before);

@@ -5,7 +5,9 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { Config } from './config/config';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './platform/errors/error.filter';
+import { frameworkErrors } from './platform/errors/framework-errors';
 import { createValidationPipe } from './platform/http/validation.pipe';
+import { limitBodyDepth } from './platform/http/body-depth';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
 import { installObservability } from './platform/observability/install';
 import { setupOpenApi } from './platform/openapi/openapi';
@@ -23,6 +25,9 @@ export const createApp = async (
     // Ids of our own, so a client cannot pick the correlation id of someone else's request.
     genReqId: () => randomUUID(),
     logger: false,
+    // Room for the longest id the API accepts (stream ids up to 200 characters and a category).
+    routerOptions: { maxParamLength: 256 },
+    frameworkErrors,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, secret.secret),
@@ -41,6 +46,7 @@ export const createApp = async (
   });
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(createValidationPipe());
+  limitBodyDepth(app);
   app.enableShutdownHooks();
   setupOpenApi(app);
   return { app, jwtSecret: secret.secret, generatedSecret: secret.generated };
