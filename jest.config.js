@@ -17,9 +17,11 @@ const base = {
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 module.exports = {
+  // A global option: jest ignores testTimeout inside `projects`.
+  testTimeout: 120000,
   projects: [
     { ...base, displayName: 'unit', testMatch: ['**/*.unit.spec.ts'] },
-    { ...base, displayName: 'int', testMatch: ['**/*.int.spec.ts'], testTimeout: 60000 },
-    { ...base, displayName: 'e2e', testMatch: ['**/*.e2e.spec.ts'], testTimeout: 120000 },
+    { ...base, displayName: 'int', testMatch: ['**/*.int.spec.ts'] },
+    { ...base, displayName: 'e2e', testMatch: ['**/*.e2e.spec.ts'] },
   ],
 };

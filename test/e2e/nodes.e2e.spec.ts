@@ -13,7 +13,7 @@ describe('node inventory over HTTP', () => {
   });
   afterAll(async () => t.close());
 
-  const post = (body: unknown, auth = operator) =>
+  const post = (body: object, auth = operator) =>
     request(t.url).post('/v1/inventory/reports').set(auth).send(body);
   const eventCount = async () =>
     (await request(t.url).get('/v1/events?limit=1000').set(admin)).body.events.length as number;

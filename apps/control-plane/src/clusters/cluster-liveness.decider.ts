@@ -13,10 +13,15 @@ export type ClusterLivenessCommand =
         at: string;
       };
     }
-  | { type: 'ResumeClusterReports'; data: { clusterId: string; at: string } };
+  /** Nodes of the cluster reported; the stall ends when any held node is among them. */
+  | {
+      type: 'ResumeClusterReports';
+      data: { clusterId: string; reportedNodeIds: string[]; at: string };
+    };
 
 export type ClusterLivenessState =
-  { status: 'reporting'; resumedAt: string | null } | { status: 'stalled'; since: string };
+  | { status: 'reporting'; resumedAt: string | null }
+  | { status: 'stalled'; since: string; held: ReadonlySet<string> };
 
 export const clusterLivenessDecider: Decider<
   ClusterLivenessCommand,
@@ -27,7 +32,11 @@ export const clusterLivenessDecider: Decider<
   evolve: (_state, event) => {
     switch (event.type) {
       case 'ClusterReportsStalled':
-        return { status: 'stalled', since: event.data.at };
+        return {
+          status: 'stalled',
+          since: event.data.at,
+          held: new Set(event.data.staleNodes.map((n) => n.nodeId)),
+        };
       case 'ClusterReportsResumed':
         return { status: 'reporting', resumedAt: event.data.at };
       default:
@@ -41,15 +50,16 @@ export const clusterLivenessDecider: Decider<
         return state.status === 'stalled'
           ? []
           : [{ type: 'ClusterReportsStalled', data: command.data }];
-      case 'ResumeClusterReports':
-        return state.status === 'stalled'
-          ? [
-              {
-                type: 'ClusterReportsResumed',
-                data: { ...command.data, stalledSince: state.since },
-              },
-            ]
-          : [];
+      case 'ResumeClusterReports': {
+        // Healthy nodes keep reporting through a stall; only a held node's report ends it.
+        if (state.status !== 'stalled') return [];
+        const held = state.held;
+        if (!command.data.reportedNodeIds.some((id) => held.has(id))) return [];
+        const { clusterId, at } = command.data;
+        return [
+          { type: 'ClusterReportsResumed', data: { clusterId, at, stalledSince: state.since } },
+        ];
+      }
       default:
         return assertNever(command, 'cluster liveness command');
     }

@@ -23,16 +23,35 @@ describe('cluster liveness', () => {
       .thenNothing();
   });
 
-  it('resumes when reports arrive from a stalled cluster, and only then', () => {
+  it('resumes when a held node reports again', () => {
     spec
       .given([stalled])
-      .when({ type: 'ResumeClusterReports', data: { clusterId: 'c1', at: 'T3' } })
+      .when({
+        type: 'ResumeClusterReports',
+        data: { clusterId: 'c1', reportedNodeIds: ['n1'], at: 'T3' },
+      })
       .then([
         { type: 'ClusterReportsResumed', data: { clusterId: 'c1', stalledSince: 'T1', at: 'T3' } },
       ]);
+  });
+
+  it('stays stalled while only healthy nodes report', () => {
+    spec
+      .given([stalled])
+      .when({
+        type: 'ResumeClusterReports',
+        data: { clusterId: 'c1', reportedNodeIds: ['n5'], at: 'T3' },
+      })
+      .thenNothing();
+  });
+
+  it('has nothing to resume when not stalled', () => {
     spec
       .given()
-      .when({ type: 'ResumeClusterReports', data: { clusterId: 'c1', at: 'T3' } })
+      .when({
+        type: 'ResumeClusterReports',
+        data: { clusterId: 'c1', reportedNodeIds: ['n1'], at: 'T3' },
+      })
       .thenNothing();
   });
 

@@ -72,7 +72,7 @@ export class InventoryService {
       }),
     );
     await this.heartbeats.touch(fresh);
-    await this.liveness.reportsArrived(clusterId, ctx);
+    await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;
   }
 }

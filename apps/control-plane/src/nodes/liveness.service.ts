@@ -165,9 +165,11 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     const beats = await this.heartbeats.get(online.map((n) => n.nodeId));
     const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
     const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
+    // Nodes report every few seconds, so one silent for half a window stopped with the others;
+    // counting only fully stale ones would let the first few of a mass failure go offline.
     const stale = online
       .map((n, i) => ({ n, ref: this.reference(n.nodeId, beats[i], n.changedAt, resumedAt, now) }))
-      .filter(({ ref }) => ref + this.staleMs <= now);
+      .filter(({ ref }) => ref + this.staleMs / 2 <= now);
     const stalled =
       cluster.state.status === 'stalled' ||
       isMassFailure(
@@ -202,15 +204,18 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     return stalled;
   }
 
-  /** Reports arrived from a cluster: a stall, if any, is over (cheap when there is none). */
-  async reportsArrived(clusterId: string, ctx: CommandContext): Promise<void> {
+  /** Reports arrived from a cluster: a stall of those nodes, if any, is over (cheap when there is none). */
+  async reportsArrived(clusterId: string, nodeIds: string[], ctx: CommandContext): Promise<void> {
     const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
     if (cluster.state.status !== 'stalled') return;
     this.clusterVerdicts.delete(clusterId);
     await this.pipeline.handle(
       clusterLivenessAggregate,
       clusterStreamId(clusterId),
-      { type: 'ResumeClusterReports', data: { clusterId, at: ctx.now.toISOString() } },
+      {
+        type: 'ResumeClusterReports',
+        data: { clusterId, reportedNodeIds: nodeIds, at: ctx.now.toISOString() },
+      },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'resume', clusterId) },
     );
   }

@@ -1,0 +1,151 @@
+import Redis from 'ioredis';
+import request from 'supertest';
+import { startApp, TestApp } from '../support/app';
+import { eventually, gpuNode, report, sleep } from '../support/reports';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+type Ev = { type: string; streamId: string; data: Record<string, unknown> };
+
+describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () => {
+  let t: TestApp;
+  let admin: Record<string, string>;
+  let operator: Record<string, string>;
+  beforeAll(async () => {
+    t = await startApp({ NODE_STALE_SEC: '2' });
+    admin = await t.auth('root', ['admin']);
+    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf']);
+  });
+  afterAll(async () => t.close());
+
+  const post = (body: object) =>
+    request(t.url).post('/v1/inventory/reports').set(operator).send(body);
+  const events = async (type: string): Promise<Ev[]> =>
+    (await request(t.url).get(`/v1/events?limit=1000&type=${type}`).set(admin)).body.events;
+  const node = async (nodeId: string) =>
+    (await request(t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body;
+
+  it('takes a silent node offline between 2 s and 4 s after its last report', async () => {
+    const res = await post(report('c1', [gpuNode('silent-01')]));
+    const reportedAt = Date.now();
+    const nodeId = res.body.nodes[0].nodeId;
+    await eventually(async () => (await node(nodeId)).status === 'offline', 8000);
+    const noticed = Date.now() - reportedAt;
+    expect(noticed).toBeGreaterThanOrEqual(2000);
+    expect(noticed).toBeLessThan(4000);
+    expect((await node(nodeId)).offlineReason).toBe('heartbeat_timeout');
+    const [offline] = (await events('NodeWentOffline')).filter(
+      (e) => e.streamId === `node-${nodeId}`,
+    );
+    const lag =
+      Date.parse(offline.data.at as string) - Date.parse(offline.data.lastSeenAt as string);
+    expect(lag).toBeGreaterThanOrEqual(2000);
+    expect(lag).toBeLessThan(4000);
+  });
+
+  it('never takes a node that keeps reporting offline, and brings a silent one back on its next report', async () => {
+    const res = await post(report('c1', [gpuNode('chatty-01'), gpuNode('back-01')]));
+    const [chatty, back] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      await post(report('c1', [gpuNode('chatty-01')]));
+      await sleep(400);
+    }
+    expect((await node(chatty)).status).toBe('ready');
+    expect((await node(back)).status).toBe('offline');
+    const again = await post(report('c1', [gpuNode('back-01')]));
+    expect(again.body.nodes[0].status).toBe('ready');
+    expect(
+      (await events('NodeWentOffline')).filter((e) => e.streamId === `node-${chatty}`),
+    ).toHaveLength(0);
+  });
+
+  it('holds 4 of 5 nodes falling silent together and raises one stalled notification', async () => {
+    const hosts = ['m-1', 'm-2', 'm-3', 'm-4', 'm-5'];
+    const res = await post(
+      report(
+        'cm',
+        hosts.map((h) => gpuNode(h)),
+      ),
+    );
+    const ids: string[] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      await post(report('cm', [gpuNode('m-5')]));
+      await sleep(300);
+    }
+    for (const id of ids) expect((await node(id)).status).toBe('ready');
+    const stalled = (await events('ClusterReportsStalled')).filter(
+      (e) => e.data.clusterId === 'cm',
+    );
+    expect(stalled).toHaveLength(1);
+    expect((stalled[0].data.staleNodes as unknown[]).length).toBe(4);
+    const notes = await request(t.url).get('/v1/notifications').set(admin);
+    expect(
+      notes.body.items.filter(
+        (n: { type: string; clusterId: string }) =>
+          n.type === 'cluster_reports_stalled' && n.clusterId === 'cm',
+      ),
+    ).toHaveLength(1);
+    // Reports return: the stall ends and every clock restarts, so no stampede of offlines follows.
+    await post(
+      report(
+        'cm',
+        hosts.map((h) => gpuNode(h)),
+      ),
+    );
+    await eventually(async () =>
+      (await events('ClusterReportsResumed')).some((e) => e.data.clusterId === 'cm'),
+    );
+    await sleep(1000);
+    for (const id of ids) expect((await node(id)).status).toBe('ready');
+    expect(
+      (await events('NodeWentOffline')).filter((e) =>
+        ids.some((id) => e.streamId === `node-${id}`),
+      ),
+    ).toHaveLength(0);
+  });
+
+  it('loses no timeout when Redis is flushed mid-test', async () => {
+    const res = await post(report('cf', [gpuNode('flushed-01')]));
+    const nodeId = res.body.nodes[0].nodeId;
+    const redis = new Redis(REDIS_URL);
+    await redis.flushall();
+    redis.disconnect();
+    await eventually(async () => (await node(nodeId)).status === 'offline', 10_000);
+  });
+});
+
+describe('the report fast path', () => {
+  // Its own app with a long stale window: no job fires and no reconcile runs while Redis is watched.
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ NODE_STALE_SEC: '300' });
+  });
+  afterAll(async () => t.close());
+
+  it('writes nothing to the job queue and appends nothing for an unchanged report', async () => {
+    const admin = await t.auth('root', ['admin']);
+    const operator = await t.auth('op', ['operator'], ['c1']);
+    const post = (body: object) =>
+      request(t.url).post('/v1/inventory/reports').set(operator).send(body);
+    await post(report('c1', [gpuNode('steady-01')]));
+    const prefix = t.config.redisPrefix;
+    const redis = new Redis(REDIS_URL);
+    // The registration armed the node's offline timer (through the reactor): wait for it.
+    await eventually(async () => (await redis.keys(`${prefix}:node-offline-timeout:*`)).length > 0);
+    redis.disconnect();
+    const monitor = await new Redis(REDIS_URL).monitor();
+    const commands: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args.join(' ')));
+    const head = (await request(t.url).get('/v1/events?limit=1000').set(admin)).body.events.length;
+    await post(report('c1', [gpuNode('steady-01')]));
+    await sleep(100);
+    monitor.disconnect();
+    expect(commands.filter((c) => c.includes(`${prefix}:node-offline-timeout`))).toEqual([]);
+    expect(commands.some((c) => c.includes(`${prefix}:heartbeats`))).toBe(true);
+    expect((await request(t.url).get('/v1/events?limit=1000').set(admin)).body.events.length).toBe(
+      head,
+    );
+  });
+});
