@@ -38,17 +38,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
   constructor(@Inject(IDEMPOTENCY_STORE) private readonly store: IdempotencyStore) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context
-      .switchToHttp()
-      .getRequest<
-        PlatformRequest & {
-          method: string;
-          url: string;
-          headers: Record<string, unknown>;
-          body?: unknown;
-          routeOptions?: { url?: string };
-        }
-      >();
+    const request = context.switchToHttp().getRequest<
+      PlatformRequest & {
+        method: string;
+        url: string;
+        headers: Record<string, unknown>;
+        body?: unknown;
+        routeOptions?: { url?: string };
+      }
+    >();
     const key = request.headers['idempotency-key'];
     if (!MUTATING.has(request.method) || key === undefined) return next.handle();
     if (typeof key !== 'string' || !KEY.test(key)) {
