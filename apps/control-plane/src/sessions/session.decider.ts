@@ -1,0 +1,128 @@
+import { Aggregate } from '../../../../libs/cqrs/src';
+import { Decider, assertNever, invalidTransition, notFound } from '../../../../libs/kernel/src';
+import { SessionDemand } from '../nodes/node.decider';
+import {
+  PauseReason,
+  Placement,
+  SessionEvent,
+  SessionState,
+  TerminationReason,
+  evolveSession,
+  initialSessionState,
+  sessionCodec,
+} from './session.events';
+
+export type SessionCommand =
+  | {
+      type: 'RequestSession';
+      data: {
+        sessionId: string;
+        owner: string;
+        demand: SessionDemand;
+        poolId: string | null;
+        at: string;
+      };
+    }
+  | { type: 'PlaceSession'; data: { placement: Placement; at: string } }
+  | { type: 'PauseSession'; data: { reason: PauseReason; drainId: string | null; at: string } }
+  | { type: 'ResumeSession'; data: { displaced: boolean; drainId: string | null; at: string } }
+  | {
+      type: 'TerminateSession';
+      data: {
+        reason: TerminationReason;
+        at: string;
+        /** For node_offline: the node's last report, where billing stops. */
+        endedAt?: string;
+        /** Terminate only if it is running on this node (a node going offline). */
+        onlyOnNode?: string;
+      };
+    };
+
+const existing = (state: SessionState): Exclude<SessionState, { status: 'absent' }> => {
+  if (state.status === 'absent') throw notFound('session', '');
+  return state;
+};
+
+const samePlacement = (a: Placement, b: Placement): boolean =>
+  a.nodeId === b.nodeId &&
+  a.gpus.length === b.gpus.length &&
+  a.gpus.every((g, i) => g === b.gpus[i]);
+
+/**
+ * The session lifecycle: queued → running ⇄ paused → terminated (a paused session resumes
+ * through queued when nothing fits). Repeating the move a session already made is a no-op;
+ * any other move is refused with invalid_transition.
+ */
+export const decideSession = (command: SessionCommand, state: SessionState): SessionEvent[] => {
+  switch (command.type) {
+    case 'RequestSession': {
+      if (state.status !== 'absent') return []; // a retried create
+      const { sessionId, owner, demand, poolId, at } = command.data;
+      return [
+        { type: 'SessionRequested', data: { sessionId, owner, demand, poolId, requestedAt: at } },
+      ];
+    }
+    case 'PlaceSession': {
+      const s = existing(state);
+      if (s.status === 'running' && samePlacement(s.placement, command.data.placement)) return [];
+      if (s.status !== 'queued') throw invalidTransition('session', s.status, 'be placed');
+      const data = { sessionId: s.sessionId, ...command.data.placement, at: command.data.at };
+      return [s.everRan ? { type: 'SessionResumed', data } : { type: 'SessionStarted', data }];
+    }
+    case 'PauseSession': {
+      const s = existing(state);
+      if (s.status === 'paused') return [];
+      if (s.status !== 'running') throw invalidTransition('session', s.status, 'pause');
+      return [
+        {
+          type: 'SessionPaused',
+          data: {
+            sessionId: s.sessionId,
+            reason: command.data.reason,
+            drainId: command.data.drainId,
+            at: command.data.at,
+          },
+        },
+      ];
+    }
+    case 'ResumeSession': {
+      const s = existing(state);
+      if (s.status === 'queued' || s.status === 'running') return [];
+      if (s.status !== 'paused') throw invalidTransition('session', s.status, 'resume');
+      return [
+        { type: 'SessionResumeRequested', data: { sessionId: s.sessionId, ...command.data } },
+      ];
+    }
+    case 'TerminateSession': {
+      const s = existing(state);
+      if (s.status === 'terminated') return [];
+      const { reason, at, endedAt, onlyOnNode } = command.data;
+      if (onlyOnNode !== undefined && (s.status !== 'running' || s.placement.nodeId !== onlyOnNode))
+        return [];
+      // Billing stops at the end given (a node's last report), never before the segment began.
+      const end =
+        s.status === 'running' && endedAt !== undefined
+          ? new Date(
+              Math.max(Date.parse(s.segmentFrom), Math.min(Date.parse(endedAt), Date.parse(at))),
+            ).toISOString()
+          : at;
+      return [
+        { type: 'SessionTerminated', data: { sessionId: s.sessionId, reason, endedAt: end, at } },
+      ];
+    }
+    default:
+      return assertNever(command, 'session command');
+  }
+};
+
+export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
+  decide: decideSession,
+  evolve: evolveSession,
+  initialState: initialSessionState,
+};
+
+export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = {
+  name: 'session',
+  decider: sessionDecider,
+  codec: sessionCodec,
+};
