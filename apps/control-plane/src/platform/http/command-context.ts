@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import { CommandContext } from '../../../../../libs/kernel/src';
+import { CommandContext, uuidV7 } from '../../../../../libs/kernel/src';
 import { Caller } from '../auth/caller';
 
 /** What the platform hooks attach to a request before a handler runs. */
@@ -13,7 +12,8 @@ export type PlatformRequest = {
 };
 
 export const commandContextOf = (request: PlatformRequest, now = new Date()): CommandContext => {
-  const commandId = request.commandId ?? randomUUID();
+  // Time-ordered (UUIDv7): the event ids derived from it stay local in the event_id index.
+  const commandId = request.commandId ?? uuidV7(now.getTime());
   const caller = request.caller;
   return {
     commandId,
