@@ -4,6 +4,7 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnApplicationShutdown,
+  Optional,
 } from '@nestjs/common';
 import {
   CheckpointStore,
@@ -15,16 +16,24 @@ import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
 import { SubscriptionsRegistry } from './subscriptions.registry';
-import { CHECKPOINTS, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
+import { CHECKPOINTS, DELAYED_JOBS, EVENT_STORE, READ_MODELS, RUNTIME_MODE } from './tokens';
+
+/**
+ * `serve` (the default) runs projections, reactors and jobs; `maintenance` opens and closes
+ * the stores but starts nothing, so a command such as the rebuild owns the read models alone.
+ */
+export type RuntimeMode = 'serve' | 'maintenance';
 
 /**
  * Starts what runs in the background, in order: projections and reactors from their
  * checkpoints (the app is ready once projections caught up with the log as it was at start),
- * then delayed jobs. Stops them in reverse and closes the stores on shutdown.
+ * then delayed jobs. Stops them in reverse and closes the stores on shutdown. In maintenance
+ * mode (provided as RUNTIME_MODE) it starts nothing and only closes the stores.
  */
 @Injectable()
 export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('runtime');
+  readonly mode: RuntimeMode;
   private startedAt: number | null = null;
   private caughtUpAtStart = false;
   private readonly startHooks: Array<() => Promise<void>> = [];
@@ -36,9 +45,13 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     @Inject(CHECKPOINTS) private readonly checkpoints: CheckpointStore,
     private readonly runner: SubscriptionRunner,
     private readonly registry: SubscriptionsRegistry,
-  ) {}
+    @Optional() @Inject(RUNTIME_MODE) mode?: RuntimeMode,
+  ) {
+    this.mode = mode ?? 'serve';
+  }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.mode === 'maintenance') return;
     for (const projection of this.registry.projections) {
       await this.runner.add(projectionSubscriber(projection, this.readModels));
     }
