@@ -1,7 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
+import { BillingModule } from './billing/billing.module';
 import { NodesModule } from './nodes/nodes.module';
+import { SessionsModule } from './sessions/sessions.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
@@ -22,6 +24,8 @@ export class AppModule {
         AuditModule,
         NotificationsModule,
         NodesModule,
+        BillingModule,
+        SessionsModule,
       ],
     };
   }

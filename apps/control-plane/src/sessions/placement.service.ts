@@ -1,0 +1,183 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { clusterLivenessAggregate } from '../clusters/cluster-liveness.decider';
+import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { Config } from '../config/config';
+import { nodeAggregate } from '../nodes/node.aggregate';
+import { Allocation, nodeStreamId } from '../nodes/node.events';
+import { NODES, NodeDoc } from '../nodes/nodes.projection';
+import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import { candidateFilter, rankByBestFit } from './placement';
+import { POOL_ACCESS, PoolAccess } from './pool-access';
+import { sessionAggregate } from './session.decider';
+import { Placement, SessionState, sessionStreamId } from './session.events';
+
+/** Refusals of the allocating stream that mean "try the next node", not "fail". */
+const NEXT_NODE = new Set(['insufficient_capacity', 'node_unavailable', 'not_found']);
+
+export type QueuedSession = Extract<SessionState, { status: 'queued' }>;
+
+/**
+ * Placement spans two streams, so it is a process: (1) allocate on the node stream, where
+ * optimistic concurrency makes a card go to one session only; (2) start the session on its
+ * own stream; if (2) is refused (terminated meanwhile), (3) release on the node. A crash
+ * between steps is finished or compensated by the placement reactor from the events.
+ */
+@Injectable()
+export class PlacementService {
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
+  ) {}
+
+  /** Tries to place a queued session now; returns its state afterwards (running, or still queued). */
+  async tryPlace(sessionId: string, ctx: CommandContext): Promise<SessionState> {
+    const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
+    if (state.status !== 'queued') return state;
+    for (const node of await this.candidates(state)) {
+      const allocation = await this.allocate(node.nodeId, state, ctx);
+      if (!allocation) continue;
+      return this.start(state, node, allocation, ctx);
+    }
+    return state;
+  }
+
+  /** Nodes that could take the session, best fit first. */
+  async candidates(session: QueuedSession): Promise<NodeDoc[]> {
+    if (!(await this.pools.mayUse(session.owner, session.poolId))) return [];
+    const found: NodeDoc[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
+        NodeDoc & Doc
+      >(NODES, candidateFilter(session.demand, session.poolId), { limit: 1000, cursor });
+      found.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const ranked = rankByBestFit(found, session.demand);
+    const held = await this.heldByStalledClusters(ranked);
+    const open: NodeDoc[] = [];
+    for (const n of ranked) {
+      if (held.has(n.nodeId)) continue;
+      if (n.poolId === null || (await this.pools.mayUse(session.owner, n.poolId))) open.push(n);
+    }
+    return open;
+  }
+
+  /** While the mass-failure guard holds a cluster's silent nodes, they take no new sessions. */
+  private async heldByStalledClusters(nodes: readonly NodeDoc[]): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (const clusterId of new Set(nodes.map((n) => n.clusterId))) {
+      const { state } = await this.pipeline.load(
+        clusterLivenessAggregate,
+        clusterStreamId(clusterId),
+      );
+      if (state.status === 'stalled') state.held.forEach((id) => held.add(id));
+    }
+    return held;
+  }
+
+  private async allocate(
+    nodeId: string,
+    session: QueuedSession,
+    ctx: CommandContext,
+  ): Promise<Allocation | null> {
+    try {
+      const result = await this.pipeline.handle(
+        nodeAggregate,
+        nodeStreamId(nodeId),
+        {
+          type: 'AllocateOnNode',
+          data: {
+            sessionId: session.sessionId,
+            owner: session.owner,
+            demand: session.demand,
+            at: ctx.now.toISOString(),
+          },
+        },
+        {
+          ...ctx,
+          commandId: uuidFrom(
+            ctx.commandId,
+            'allocate',
+            nodeId,
+            session.sessionId,
+            session.queuedAt,
+          ),
+        },
+      );
+      const node = result.state;
+      return node.status === 'online' || node.status === 'offline'
+        ? (node.allocations[session.sessionId] ?? null)
+        : null;
+    } catch (error) {
+      if (error instanceof DomainError && NEXT_NODE.has(error.code)) return null;
+      throw error;
+    }
+  }
+
+  placementOf(
+    node: Pick<NodeDoc, 'nodeId' | 'hostname'>,
+    allocation: Allocation,
+    session: QueuedSession,
+  ): Placement {
+    const card = this.config.rateCard;
+    const gpu = session.demand.kind === 'gpu';
+    return {
+      nodeId: node.nodeId,
+      hostname: node.hostname,
+      gpus: [...allocation.gpus],
+      cpu: allocation.cpu,
+      memoryGiB: allocation.memoryGiB,
+      units: gpu ? allocation.gpus.length : allocation.cpu,
+      gpuModel: session.demand.kind === 'gpu' ? session.demand.gpuModel : null,
+      // The rate card in force when the segment opens prices all of it.
+      unitPricePerHour:
+        session.demand.kind === 'gpu'
+          ? card.gpuPerHour[session.demand.gpuModel]
+          : card.cpuPerVcpuHour,
+      currency: card.currency,
+    };
+  }
+
+  /** Step 2, and step 3 when step 2 is refused. Also used by the reactor to finish a crashed placement. */
+  async start(
+    session: QueuedSession,
+    node: Pick<NodeDoc, 'nodeId' | 'hostname'>,
+    allocation: Allocation,
+    ctx: CommandContext,
+  ): Promise<SessionState> {
+    try {
+      const placed = await this.pipeline.handle(
+        sessionAggregate,
+        sessionStreamId(session.sessionId),
+        {
+          type: 'PlaceSession',
+          data: {
+            placement: this.placementOf(node, allocation, session),
+            at: ctx.now.toISOString(),
+          },
+        },
+        { ...ctx, commandId: uuidFrom(ctx.commandId, 'place', session.sessionId, node.nodeId) },
+      );
+      return placed.state;
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== 'invalid_transition') throw error;
+      await this.release(node.nodeId, session.sessionId, ctx);
+      return (await this.pipeline.load(sessionAggregate, sessionStreamId(session.sessionId))).state;
+    }
+  }
+
+  async release(nodeId: string, sessionId: string, ctx: CommandContext): Promise<void> {
+    await this.pipeline.handle(
+      nodeAggregate,
+      nodeStreamId(nodeId),
+      { type: 'ReleaseOnNode', data: { sessionId, at: ctx.now.toISOString() } },
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'release', nodeId, sessionId) },
+    );
+  }
+}

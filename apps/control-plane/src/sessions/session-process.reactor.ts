@@ -1,0 +1,94 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { nodeAggregate } from '../nodes/node.aggregate';
+import { nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { PlacementService } from './placement.service';
+import { sessionAggregate } from './session.decider';
+import { sessionCodec, sessionStreamId } from './session.events';
+
+/** The context of a command a reactor issues: caused by the event, correlated with its command. */
+export const reactionContext = (event: StoredEvent, step: string): CommandContext => ({
+  commandId: uuidFrom(event.eventId, step),
+  correlationId: event.metadata.correlationId,
+  causationId: event.eventId,
+  actor: SYSTEM_ACTOR,
+  now: new Date(),
+});
+
+/**
+ * Makes the two streams of a placement agree, whatever crashed in between:
+ * - cards allocated to a session still queued → start it there (finish step 2);
+ * - cards allocated to a session that runs elsewhere, paused or ended → release them (step 3);
+ * - a session paused or terminated → release its node's cards;
+ * - a node gone offline → terminate its running sessions (`node_offline`, billed to the last report).
+ */
+@Injectable()
+export class SessionProcessReactor {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(PlacementService) private readonly placement: PlacementService,
+  ) {}
+
+  async react(stored: StoredEvent): Promise<void> {
+    if (stored.streamId.startsWith('node-')) return this.onNodeEvent(stored);
+    if (stored.streamId.startsWith('session-')) return this.onSessionEvent(stored);
+  }
+
+  private async onNodeEvent(stored: StoredEvent): Promise<void> {
+    const event = nodeCodec.decode(stored.type, stored.data);
+    if (event?.type === 'NodeCapacityAllocated') {
+      const { nodeId, sessionId } = event.data;
+      const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+      if (node.status !== 'online' && node.status !== 'offline') return;
+      const allocation = node.allocations[sessionId];
+      if (!allocation || allocation.gpus.join() !== event.data.gpus.join()) return; // released since
+      const session = (await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId)))
+        .state;
+      const ctx = reactionContext(stored, 'finish-placement');
+      if (session.status === 'queued') {
+        await this.placement.start(session, { nodeId, hostname: node.hostname }, allocation, ctx);
+      } else if (session.status !== 'running' || session.placement.nodeId !== nodeId) {
+        await this.placement.release(nodeId, sessionId, ctx);
+      }
+      return;
+    }
+    if (event?.type === 'NodeWentOffline') {
+      const { nodeId, lastSeenAt } = event.data;
+      const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+      if (node.status !== 'online' && node.status !== 'offline') return;
+      for (const sessionId of Object.keys(node.allocations)) {
+        const ctx = reactionContext(stored, `offline-${sessionId}`);
+        await this.pipeline.handle(
+          sessionAggregate,
+          sessionStreamId(sessionId),
+          {
+            type: 'TerminateSession',
+            data: {
+              reason: 'node_offline',
+              endedAt: lastSeenAt,
+              at: event.data.at,
+              onlyOnNode: nodeId,
+            },
+          },
+          ctx,
+        );
+        await this.placement.release(nodeId, sessionId, ctx);
+      }
+    }
+  }
+
+  private async onSessionEvent(stored: StoredEvent): Promise<void> {
+    const event = sessionCodec.decode(stored.type, stored.data);
+    if (event?.type !== 'SessionPaused' && event?.type !== 'SessionTerminated') return;
+    const session = (await this.pipeline.load(sessionAggregate, stored.streamId)).state;
+    if (session.status === 'absent' || !session.lastPlacement) return;
+    // Released only if the node still holds it for this session (idempotent on the node stream).
+    await this.placement.release(
+      session.lastPlacement.nodeId,
+      session.sessionId,
+      reactionContext(stored, 'release'),
+    );
+  }
+}

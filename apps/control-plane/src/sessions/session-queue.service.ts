@@ -1,0 +1,138 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { SessionDemand } from '../nodes/node.decider';
+import { nodeCodec } from '../nodes/node.events';
+import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { PlacementService } from './placement.service';
+import { sessionCodec } from './session.events';
+import { SESSIONS, SessionDoc } from './sessions.projection';
+
+export const QUEUE_TICK = 'session-queue-tick';
+const TICK_JOB = 'tick';
+/** The safety net: while anything waits, the queue is looked at again this often. */
+export const SAFETY_TICK_MS = 5000;
+
+/** Node events after which a waiting session may fit. */
+const FREES_CAPACITY = new Set([
+  'NodeCapacityReleased',
+  'NodeUncordoned',
+  'NodeCameOnline',
+  'NodeRegistered',
+  'NodeGpusChanged',
+  'NodeInventoryChanged',
+  'NodeAssignedToPool',
+  'NodeDrainEnded',
+]);
+
+/** A session cannot fit where a smaller demand of the same kind and model already did not. */
+const key = (d: SessionDemand): string => (d.kind === 'gpu' ? `gpu:${d.gpuModel}` : 'cpu');
+const size = (d: SessionDemand): number => (d.kind === 'gpu' ? d.gpuCount : d.cpu);
+
+/**
+ * The resumption queue. Event-driven (capacity freed → a tick job due now, one id so a burst
+ * is one tick) with a periodic tick as the safety net. Order: sessions displaced by a drain
+ * first, then by queue time; a head that fits nowhere does not block others that fit.
+ */
+@Injectable()
+export class SessionQueueService {
+  private readonly logger = new Logger('session-queue');
+  private ticking: Promise<number> | null = null;
+
+  constructor(
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(PlacementService) private readonly placement: PlacementService,
+  ) {}
+
+  register(): void {
+    this.jobs.register(QUEUE_TICK, () => this.tickAndRearm().then(() => undefined), {
+      attempts: 5,
+      backoffMs: 100,
+      concurrency: 1,
+    });
+  }
+
+  async react(stored: StoredEvent): Promise<void> {
+    const node = stored.streamId.startsWith('node-')
+      ? nodeCodec.decode(stored.type, stored.data)
+      : null;
+    const session = stored.streamId.startsWith('session-')
+      ? sessionCodec.decode(stored.type, stored.data)
+      : null;
+    if (
+      (node && FREES_CAPACITY.has(node.type)) ||
+      session?.type === 'SessionResumeRequested' ||
+      session?.type === 'SessionRequested'
+    ) {
+      await this.kick();
+    }
+  }
+
+  kick(): Promise<void> {
+    return this.jobs.schedule(QUEUE_TICK, TICK_JOB, Date.now(), {});
+  }
+
+  private async tickAndRearm(): Promise<void> {
+    const waiting = await this.tick();
+    if (waiting > 0)
+      await this.jobs.schedule(QUEUE_TICK, `${TICK_JOB}-safety`, Date.now() + SAFETY_TICK_MS, {});
+  }
+
+  /** One pass over the queue; returns how many still wait. Passes never overlap in this process. */
+  tick(): Promise<number> {
+    if (this.ticking) return this.ticking.then(() => this.tick());
+    this.ticking = this.pass().finally(() => (this.ticking = null));
+    return this.ticking;
+  }
+
+  private async pass(): Promise<number> {
+    const queued = await this.queued();
+    const ctx: CommandContext = {
+      commandId: uuidFrom('queue-tick', String(Date.now()), String(Math.random())),
+      correlationId: 'queue',
+      causationId: 'queue',
+      actor: SYSTEM_ACTOR,
+      now: new Date(),
+    };
+    const smallestMiss = new Map<string, number>();
+    let waiting = 0;
+    for (const s of queued) {
+      const miss = smallestMiss.get(key(s.demand));
+      if (miss !== undefined && size(s.demand) >= miss) {
+        waiting++;
+        continue;
+      }
+      const state = await this.placement.tryPlace(s.sessionId, {
+        ...ctx,
+        commandId: uuidFrom(ctx.commandId, s.sessionId),
+      });
+      if (state.status === 'queued') {
+        waiting++;
+        smallestMiss.set(key(s.demand), Math.min(miss ?? Infinity, size(s.demand)));
+      }
+    }
+    if (queued.length > 0)
+      this.logger.debug(`queue pass: ${queued.length - waiting} placed, ${waiting} waiting`);
+    return waiting;
+  }
+
+  private async queued(): Promise<SessionDoc[]> {
+    const out: SessionDoc[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: SessionDoc[]; nextCursor: string | null } = await this.readModels.find<
+        SessionDoc & Doc
+      >(
+        SESSIONS,
+        { status: 'queued' },
+        { sort: { queueRank: 1, queuedAt: 1 }, limit: 1000, cursor },
+      );
+      out.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+}

@@ -1,0 +1,40 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { EventCodec, Message } from '../../../../libs/kernel/src';
+import { EventTypes } from '../platform/runtime/event-types';
+import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { PlacementService } from './placement.service';
+import { POOL_ACCESS, openPoolAccess } from './pool-access';
+import { SessionProcessReactor } from './session-process.reactor';
+import { SessionQueueService } from './session-queue.service';
+import { sessionCodec } from './session.events';
+import { SessionsController } from './sessions.controller';
+import { sessionsProjection } from './sessions.projection';
+import { SessionsService } from './sessions.service';
+
+@Module({
+  controllers: [SessionsController],
+  providers: [
+    { provide: POOL_ACCESS, useValue: openPoolAccess },
+    PlacementService,
+    SessionsService,
+    SessionProcessReactor,
+    SessionQueueService,
+  ],
+  exports: [PlacementService, SessionsService, SessionQueueService],
+})
+export class SessionsModule implements OnModuleInit {
+  constructor(
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(EventTypes) private readonly types: EventTypes,
+    @Inject(SessionProcessReactor) private readonly process: SessionProcessReactor,
+    @Inject(SessionQueueService) private readonly queue: SessionQueueService,
+  ) {}
+
+  onModuleInit(): void {
+    this.types.register(sessionCodec as unknown as EventCodec<Message>);
+    this.registry.addProjection(sessionsProjection);
+    this.registry.addReactor({ name: 'session-process', react: (e) => this.process.react(e) });
+    this.registry.addReactor({ name: 'session-queue', react: (e) => this.queue.react(e) });
+    this.queue.register();
+  }
+}

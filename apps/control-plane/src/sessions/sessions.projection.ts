@@ -1,0 +1,96 @@
+import { Projection } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { assertNever } from '../../../../libs/kernel/src';
+import { SessionDemand } from '../nodes/node.decider';
+import { SessionEvent, TerminationReason, sessionCodec } from './session.events';
+
+export const SESSIONS = 'sessions';
+
+export type SessionDoc = {
+  _id: string;
+  _rev: number;
+  sessionId: string;
+  owner: string;
+  kind: 'gpu' | 'cpu';
+  demand: SessionDemand;
+  poolId: string | null;
+  status: 'queued' | 'running' | 'paused' | 'terminated';
+  nodeId: string | null;
+  gpus: string[];
+  terminationReason: TerminationReason | null;
+  createdAt: string;
+  /** Queue order: 0 for sessions displaced by a drain, 1 for the rest; then queuedAt. */
+  queueRank: number;
+  queuedAt: string | null;
+  drainId: string | null;
+};
+
+/** The Sessions read model after one event: pure. */
+export const projectSession = (
+  doc: SessionDoc | null,
+  event: SessionEvent,
+  revision: number,
+): SessionDoc | null => {
+  if (event.type === 'SessionRequested') {
+    const d = event.data;
+    return {
+      _id: d.sessionId,
+      _rev: revision,
+      sessionId: d.sessionId,
+      owner: d.owner,
+      kind: d.demand.kind,
+      demand: d.demand,
+      poolId: d.poolId,
+      status: 'queued',
+      nodeId: null,
+      gpus: [],
+      terminationReason: null,
+      createdAt: d.requestedAt,
+      queueRank: 1,
+      queuedAt: d.requestedAt,
+      drainId: null,
+    };
+  }
+  if (!doc) return null;
+  const next = (patch: Partial<SessionDoc>): SessionDoc => ({ ...doc, ...patch, _rev: revision });
+  switch (event.type) {
+    case 'SessionStarted':
+    case 'SessionResumed':
+      return next({
+        status: 'running',
+        nodeId: event.data.nodeId,
+        gpus: [...event.data.gpus],
+        queuedAt: null,
+        drainId: null,
+      });
+    case 'SessionPaused':
+      return next({ status: 'paused', nodeId: null, gpus: [], drainId: event.data.drainId });
+    case 'SessionResumeRequested':
+      return next({
+        status: 'queued',
+        queueRank: event.data.displaced ? 0 : 1,
+        queuedAt: event.data.at,
+        drainId: event.data.drainId,
+      });
+    case 'SessionTerminated':
+      // A terminated session keeps the node and cards of its last segment, for the record.
+      return next({ status: 'terminated', terminationReason: event.data.reason, queuedAt: null });
+    default:
+      return assertNever(event, 'session event');
+  }
+};
+
+export const sessionsProjection: Projection = {
+  name: 'sessions',
+  collections: [{ name: SESSIONS }],
+  async apply(stored: StoredEvent, writer) {
+    if (!stored.streamId.startsWith('session-')) return;
+    const event = sessionCodec.decode(stored.type, stored.data);
+    if (!event) return;
+    const id = stored.streamId.slice('session-'.length);
+    const doc = await writer.get<SessionDoc>(SESSIONS, id);
+    if (doc && stored.revision <= doc._rev) return; // redelivered
+    const next = projectSession(doc, event, stored.revision);
+    if (next) writer.upsert(SESSIONS, next);
+  },
+};

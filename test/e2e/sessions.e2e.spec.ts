@@ -1,0 +1,163 @@
+import request from 'supertest';
+import { startApp, TestApp } from '../support/app';
+import { cpuNode, eventually, gpuNode, report } from '../support/reports';
+
+describe('sessions over HTTP', () => {
+  let t: TestApp;
+  let admin: Record<string, string>;
+  let alice: Record<string, string>;
+  let bob: Record<string, string>;
+  let operator: Record<string, string>;
+  beforeAll(async () => {
+    t = await startApp({ NODE_STALE_SEC: '300' });
+    admin = await t.auth('root', ['admin']);
+    alice = await t.auth('alice', ['user']);
+    bob = await t.auth('bob', ['user']);
+    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4']);
+  });
+  afterAll(async () => t.close());
+
+  const reportNodes = (body: object) =>
+    request(t.url).post('/v1/inventory/reports').set(operator).send(body);
+  const create = (body: object, auth = alice) =>
+    request(t.url).post('/v1/sessions').set(auth).send(body);
+  const act = (id: string, action: string, auth = alice) =>
+    request(t.url).post(`/v1/sessions/${id}/${action}`).set(auth).send();
+  const get = (id: string, auth = alice) => request(t.url).get(`/v1/sessions/${id}`).set(auth);
+
+  it('places a GPU session on a node with free cards of the model, best fit first', async () => {
+    await reportNodes(
+      report('s1', [gpuNode('big-01', 8), gpuNode('small-01', 2), gpuNode('mig-01', 4, 'MIG_1g')]),
+    );
+    const res = await create({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 2 });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      owner: 'alice',
+      kind: 'gpu',
+      request: { gpuModel: 'L40S', gpuCount: 2 },
+      status: 'running',
+      terminationReason: null,
+    });
+    expect(res.body.gpus).toHaveLength(2);
+    const nodes = await request(t.url).get('/v1/nodes?clusterId=s1').set(admin);
+    const small = nodes.body.items.find((n: { hostname: string }) => n.hostname === 'small-01');
+    expect(res.body.nodeId).toBe(small.nodeId);
+    const gpus = await request(t.url).get(`/v1/nodes/${small.nodeId}/gpus`).set(admin);
+    expect(gpus.body.items.map((g: { sessionId: string }) => g.sessionId)).toEqual([
+      res.body.sessionId,
+      res.body.sessionId,
+    ]);
+    expect((await get(res.body.sessionId)).body.status).toBe('running');
+  });
+
+  it('queues a session that fits nowhere and places it when cards free up', async () => {
+    await reportNodes(report('s2', [gpuNode('hpc-01', 2, 'HPC_GPU')]));
+    const first = await create({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 2 });
+    expect(first.body.status).toBe('running');
+    const second = await create({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 1 }, bob);
+    expect(second.status).toBe(201);
+    expect(second.body).toMatchObject({ status: 'queued', nodeId: null, gpus: [] });
+    await act(first.body.sessionId, 'terminate');
+    const placed = await eventually(async () => {
+      const s = await get(second.body.sessionId, bob);
+      return s.body.status === 'running' ? s.body : null;
+    });
+    expect(placed.nodeId).toBe(first.body.nodeId);
+  });
+
+  it('does not let a big head of the queue block a smaller session that fits', async () => {
+    await reportNodes(report('s3', [gpuNode('mig2-01', 2, 'MIG_2g')]));
+    const holder = await create({ kind: 'gpu', gpuModel: 'MIG_2g', gpuCount: 1 });
+    const big = await create({ kind: 'gpu', gpuModel: 'MIG_2g', gpuCount: 2 });
+    expect(big.body.status).toBe('queued');
+    const small = await create({ kind: 'gpu', gpuModel: 'MIG_2g', gpuCount: 1 });
+    expect(small.body.status).toBe('running');
+    expect(holder.body.status).toBe('running');
+  });
+
+  it('pauses (cards released), resumes anywhere that fits, and refuses invalid moves', async () => {
+    const s = await create({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1 });
+    const paused = await act(s.body.sessionId, 'pause');
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ status: 'paused', nodeId: null, gpus: [] });
+    const again = await act(s.body.sessionId, 'pause');
+    expect(again.status).toBe(200);
+    const resumed = await act(s.body.sessionId, 'resume');
+    expect(resumed.body.status).toBe('running');
+    const ended = await act(s.body.sessionId, 'terminate');
+    expect(ended.body).toMatchObject({ status: 'terminated', terminationReason: 'user' });
+    const refused = await act(s.body.sessionId, 'resume');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('invalid_transition');
+  });
+
+  it('places CPU sessions on CPU nodes by vCPU and memory', async () => {
+    await reportNodes(report('s4', [cpuNode('cpu-01', 16, 64)]));
+    const s = await create({ kind: 'cpu', cpu: 8, memoryGiB: 32 });
+    expect(s.body).toMatchObject({
+      status: 'running',
+      kind: 'cpu',
+      request: { cpu: 8, memoryGiB: 32 },
+    });
+    const tooBig = await create({ kind: 'cpu', cpu: 16, memoryGiB: 32 });
+    expect(tooBig.body.status).toBe('queued');
+  });
+
+  it('keeps users to their own sessions', async () => {
+    const s = await create({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1 });
+    expect((await get(s.body.sessionId, bob)).status).toBe(404);
+    expect((await act(s.body.sessionId, 'pause', bob)).status).toBe(404);
+    expect((await get(s.body.sessionId)).body.status).toBe('running');
+    const bobs = await request(t.url).get('/v1/sessions').set(bob);
+    expect(bobs.body.items.every((x: { owner: string }) => x.owner === 'bob')).toBe(true);
+    expect((await request(t.url).get('/v1/sessions?owner=alice').set(bob)).status).toBe(403);
+    expect((await act(s.body.sessionId, 'force-terminate')).status).toBe(403);
+    const forced = await act(s.body.sessionId, 'force-terminate', admin);
+    expect(forced.body).toMatchObject({ status: 'terminated', terminationReason: 'admin_force' });
+    expect(
+      (await create({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1, owner: 'bob' })).status,
+    ).toBe(403);
+    const forBob = await create(
+      { kind: 'gpu', gpuModel: 'L40S', gpuCount: 1, owner: 'bob' },
+      admin,
+    );
+    expect(forBob.body.owner).toBe('bob');
+  });
+
+  it.each([
+    [{ kind: 'gpu', gpuModel: 'H100', gpuCount: 1 }, 'gpuModel'],
+    [{ kind: 'gpu', gpuModel: 'L40S', gpuCount: 0 }, 'gpuCount'],
+    [{ kind: 'gpu', gpuModel: 'L40S' }, 'gpuCount'],
+    [{ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1, cpu: 4 }, 'cpu'],
+    [{ kind: 'cpu', cpu: 4 }, 'memoryGiB'],
+    [{ kind: 'tpu' }, 'kind'],
+    [{ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1, color: 'red' }, 'color'],
+  ])('refuses %j with 400 naming %s', async (body, field) => {
+    const res = await create(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain(field);
+  });
+
+  it('creates one session for a retried create with the same Idempotency-Key', async () => {
+    const body = { kind: 'gpu', gpuModel: 'L40S', gpuCount: 1 };
+    const a = await request(t.url)
+      .post('/v1/sessions')
+      .set(alice)
+      .set('Idempotency-Key', 'create-once-1')
+      .send(body);
+    const b = await request(t.url)
+      .post('/v1/sessions')
+      .set(alice)
+      .set('Idempotency-Key', 'create-once-1')
+      .send(body);
+    expect(b.body.sessionId).toBe(a.body.sessionId);
+    const reused = await request(t.url)
+      .post('/v1/sessions')
+      .set(alice)
+      .set('Idempotency-Key', 'create-once-1')
+      .send({ ...body, gpuCount: 2 });
+    expect(reused.status).toBe(409);
+    expect(reused.body.error.code).toBe('idempotency_key_reused');
+  });
+});
