@@ -13,7 +13,7 @@ describe('sessions over HTTP', () => {
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
     bob = await t.auth('bob', ['user']);
-    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4']);
+    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4', 's5']);
   });
   afterAll(async () => t.close());
 
@@ -159,5 +159,31 @@ describe('sessions over HTTP', () => {
       .send({ ...body, gpuCount: 2 });
     expect(reused.status).toBe(409);
     expect(reused.body.error.code).toBe('idempotency_key_reused');
+  });
+
+  it('terminates running sessions of a node that goes offline and keeps the paused ones', async () => {
+    const first = await reportNodes(report('s5', [gpuNode('doomed-01', 4, 'MIG_3g')]));
+    const nodeId = first.body.nodes[0].nodeId;
+    const running = await create({ kind: 'gpu', gpuModel: 'MIG_3g', gpuCount: 2 });
+    const pausing = await create({ kind: 'gpu', gpuModel: 'MIG_3g', gpuCount: 2 }, bob);
+    expect(running.body.nodeId).toBe(nodeId);
+    expect(pausing.body.nodeId).toBe(nodeId);
+    await act(pausing.body.sessionId, 'pause', bob);
+    await reportNodes(report('s5', [gpuNode('doomed-01', 4, 'MIG_3g', { kubeletReady: false })]));
+    const ended = await eventually(async () => {
+      const s = await get(running.body.sessionId);
+      return s.body.status === 'terminated' ? s.body : null;
+    });
+    expect(ended.terminationReason).toBe('node_offline');
+    expect((await get(pausing.body.sessionId, bob)).body.status).toBe('paused');
+    // Its cards are free again on the node's stream, so an offline node with no sessions can go.
+    await eventually(
+      async () => (await request(t.url).delete(`/v1/nodes/${nodeId}`).set(admin)).status === 204,
+    );
+    // The paused session resumes elsewhere once capacity exists.
+    await reportNodes(report('s5', [gpuNode('spare-01', 2, 'MIG_3g')]));
+    const resumed = await act(pausing.body.sessionId, 'resume', bob);
+    expect(resumed.body.status).toBe('running');
+    expect(resumed.body.nodeId).not.toBe(nodeId);
   });
 });
