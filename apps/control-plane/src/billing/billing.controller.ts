@@ -1,0 +1,113 @@
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { EventStore } from '../../../../libs/eventstore/src/port';
+import { forbidden, notFound } from '../../../../libs/kernel/src';
+import { Filter, InvalidCursorError, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Caller, hasRole } from '../platform/auth/caller';
+import { CurrentCaller, Roles } from '../platform/auth/decorators';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
+import { recordView } from './billing-line';
+import { readSessionLog, recordsMatching, verifySessionLog } from './billing-verify';
+import {
+  BillingRecordPage,
+  BillingVerificationView,
+  ID,
+  ListBillingRecordsQuery,
+} from './billing.dto';
+import { BILLING_PROJECTION, BILLING_RECORDS, BillingRecordDoc } from './billing.projection';
+
+/** Admins and auditors see every owner's billing; anyone else only their own. */
+const seesAll = (caller: Caller): boolean => hasRole(caller, 'admin', 'auditor');
+
+// By name too: instanceof fails when the error class was loaded twice (jest module registries).
+const isInvalidCursor = (error: unknown): boolean =>
+  error instanceof InvalidCursorError || (error as Error | null)?.name === 'InvalidCursorError';
+
+/** How long a verify waits for the billing projection to reach the session's last event. */
+const SETTLE_MS = 5000;
+
+@ApiTags('billing')
+@ApiBearerAuth()
+@Roles('user', 'admin', 'auditor')
+@Controller('v1/billing')
+export class BillingController {
+  constructor(
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+  ) {}
+
+  /**
+   * Records by `from`, then `_id`. `from`/`to` select the records whose interval overlaps
+   * [from, to): record.to ≥ from and record.from < to. `total` sums every match, not the page.
+   */
+  @Get('records')
+  @ApiOkResponse({ type: BillingRecordPage })
+  async records(
+    @Query() query: ListBillingRecordsQuery,
+    @CurrentCaller() caller: Caller,
+  ): Promise<BillingRecordPage> {
+    const filter: Filter = {};
+    if (seesAll(caller)) {
+      if (query.owner !== undefined) filter.owner = query.owner;
+    } else {
+      if (query.owner !== undefined && query.owner !== caller.sub) {
+        throw forbidden('a user may read only its own billing records');
+      }
+      filter.owner = caller.sub;
+    }
+    if (query.sessionId !== undefined) filter.sessionId = query.sessionId;
+    // Stored times are all toISOString() form, so string order is time order.
+    const from = query.from === undefined ? undefined : new Date(query.from).toISOString();
+    const to = query.to === undefined ? undefined : new Date(query.to).toISOString();
+    if (from !== undefined && to !== undefined && from > to) {
+      throw validationFailed([{ field: 'to', problems: ['to must not be before from'] }]);
+    }
+    if (from !== undefined) filter.to = { $gte: from };
+    if (to !== undefined) filter.from = { $lt: to };
+    try {
+      const page = await this.readModels.find<BillingRecordDoc>(BILLING_RECORDS, filter, {
+        sort: { from: 1 },
+        limit: query.limit ?? 100,
+        cursor: query.cursor ?? null,
+      });
+      const all = await recordsMatching(this.readModels, filter);
+      return {
+        items: page.items.map(recordView),
+        total: all.reduce((sum, r) => sum + r.amount, 0),
+        nextCursor: page.nextCursor,
+      } as BillingRecordPage;
+    } catch (error) {
+      if (isInvalidCursor(error)) {
+        throw validationFailed([
+          { field: 'cursor', problems: ['cursor is not valid for this query'] },
+        ]);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The stored records of a session against its bill recomputed from the session stream.
+   * A user may verify only its own sessions: another's answers 404, as if it did not exist.
+   */
+  @Get('sessions/:sessionId/verify')
+  @ApiOkResponse({ type: BillingVerificationView })
+  async verify(
+    @Param('sessionId') sessionId: string,
+    @CurrentCaller() caller: Caller,
+  ): Promise<BillingVerificationView> {
+    if (!ID.test(sessionId)) {
+      throw validationFailed([{ field: 'sessionId', problems: ['must be a session id'] }]);
+    }
+    const log = await readSessionLog(this.events, sessionId);
+    if (log.owner === null || (!seesAll(caller) && log.owner !== caller.sub)) {
+      throw notFound('session', sessionId);
+    }
+    // Read-your-writes: records of events just appended may still be on their way.
+    await this.runner.settle(log.lastPosition, [`projection:${BILLING_PROJECTION}`], SETTLE_MS);
+    return verifySessionLog(this.readModels, sessionId, log);
+  }
+}

@@ -1,0 +1,114 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsISO8601,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+
+/** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
+const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
+export const ID = /^[A-Za-z0-9._:@-]{1,200}$/;
+
+export class ListBillingRecordsQuery {
+  @ApiPropertyOptional({ description: "Only this owner's records (a user may only name itself)" })
+  @IsOptional()
+  @IsString()
+  @Matches(ID, { message: 'owner must be 1-200 letters, digits or ._:@-' })
+  owner?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @Matches(ID, { message: 'sessionId must be 1-200 letters, digits or ._:@-' })
+  sessionId?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Records overlapping [from, to): those whose `to` ≥ from (ISO-8601 with a UTC offset)',
+    example: '2026-12-01T00:00:00Z',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  @Matches(ZONED, { message: 'from must carry a UTC offset (Z or ±hh:mm)' })
+  from?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Records overlapping [from, to): those whose `from` < to (ISO-8601 with a UTC offset)',
+    example: '2027-01-01T00:00:00Z',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true, strictSeparator: true })
+  @Matches(ZONED, { message: 'to must carry a UTC offset (Z or ±hh:mm)' })
+  to?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: "The previous page's nextCursor" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  cursor?: string;
+}
+
+export class BillingRecordView {
+  @ApiProperty({ description: 'The id of the event that closed the segment' }) recordId!: string;
+  @ApiProperty() sessionId!: string;
+  @ApiProperty() owner!: string;
+  @ApiProperty() nodeId!: string;
+  @ApiProperty() hostname!: string;
+  @ApiProperty({ type: [String] }) gpuUuids!: string[];
+  @ApiProperty({ type: String, nullable: true, description: 'Null for a CPU session' })
+  gpuModel!: string | null;
+  @ApiProperty({ format: 'date-time' }) from!: string;
+  @ApiProperty({ format: 'date-time' }) to!: string;
+  @ApiProperty() seconds!: number;
+  @ApiProperty({ description: 'Minor units per card-hour (GPU) or vCPU-hour (CPU)' })
+  unitPricePerHour!: number;
+  @ApiProperty({ description: 'round_half_up(ms × units × unitPricePerHour / 3,600,000)' })
+  amount!: number;
+  @ApiProperty() currency!: string;
+  @ApiProperty({ description: 'Cards (GPU) or vCPUs (CPU) billed' }) units!: number;
+}
+
+export class BillingRecordPage {
+  @ApiProperty({ type: [BillingRecordView] }) items!: BillingRecordView[];
+  @ApiProperty({ description: 'Sum of `amount` over every record the filter matches, all pages' })
+  total!: number;
+  @ApiProperty({ type: String, nullable: true }) nextCursor!: string | null;
+}
+
+class LineKeyView {
+  @ApiProperty({ format: 'date-time' }) from!: string;
+  @ApiProperty({ format: 'date-time' }) to!: string;
+  @ApiProperty() amount!: number;
+}
+
+export class BillingMismatchView {
+  @ApiProperty() index!: number;
+  @ApiProperty({ enum: ['missing_record', 'unexpected_record', 'different'] }) problem!: string;
+  @ApiProperty({ type: String, nullable: true }) recordId!: string | null;
+  @ApiProperty({ type: LineKeyView, nullable: true }) recorded!: LineKeyView | null;
+  @ApiProperty({ type: LineKeyView, nullable: true }) recomputed!: LineKeyView | null;
+}
+
+export class BillingVerificationView {
+  @ApiProperty() sessionId!: string;
+  @ApiProperty({ description: 'Sum of the stored records' }) recorded!: number;
+  @ApiProperty({ description: "Sum recomputed from the session's events" }) recomputed!: number;
+  @ApiProperty() ok!: boolean;
+  @ApiProperty({ type: [BillingMismatchView], description: 'Lines that disagree (an addition)' })
+  details!: BillingMismatchView[];
+}
