@@ -8,6 +8,7 @@ import {
 import { GpuModel } from '../config/config';
 import {
   Capacity,
+  DrainMode,
   GpuCard,
   NodeEvent,
   NodeFacts,
@@ -57,7 +58,7 @@ export type NodeCommand =
       data: { sessionId: string; owner: string; demand: SessionDemand; at: string };
     }
   | { type: 'ReleaseOnNode'; data: { sessionId: string; at: string } }
-  | { type: 'StartNodeDrain'; data: { drainId: string; at: string } }
+  | { type: 'StartNodeDrain'; data: { drainId: string; mode: DrainMode; at: string } }
   | { type: 'EndNodeDrain'; data: { drainId: string; at: string } };
 
 export const modeFromLabels = (labels: Readonly<Record<string, string>>): NodeMode =>
@@ -346,11 +347,15 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
       const node = existing(state);
       if (node.drainId === command.data.drainId) return [];
       if (node.drainId !== null) throw invalidTransition('node', 'draining', 'start another drain');
+      if (node.status !== 'online') throw invalidTransition('node', 'offline', 'be drained');
+      const { drainId, mode, at } = command.data;
+      // Cordon first: nothing new lands on the node while it is emptied.
+      const cordon: NodeEvent[] = node.cordon.desired
+        ? []
+        : [{ type: 'NodeCordoned', data: { nodeId: node.nodeId, reason: `drain ${drainId}`, at } }];
       return [
-        {
-          type: 'NodeDrainStarted',
-          data: { nodeId: node.nodeId, drainId: command.data.drainId, at: command.data.at },
-        },
+        ...cordon,
+        { type: 'NodeDrainStarted', data: { nodeId: node.nodeId, drainId, mode, at } },
       ];
     }
     case 'EndNodeDrain': {

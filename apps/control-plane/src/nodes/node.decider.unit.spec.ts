@@ -531,4 +531,73 @@ describe('node', () => {
       ).toBe('ready');
     });
   });
+
+  describe('drain marks', () => {
+    const start = (drainId: string): NodeCommand => ({
+      type: 'StartNodeDrain',
+      data: { drainId, mode: 'relocate', at: T1 },
+    });
+
+    it('cordons first, then marks the node draining', () => {
+      spec
+        .given([registered()])
+        .when(start('d1'))
+        .then([
+          { type: 'NodeCordoned', data: { nodeId: 'n1', reason: 'drain d1', at: T1 } },
+          {
+            type: 'NodeDrainStarted',
+            data: { nodeId: 'n1', drainId: 'd1', mode: 'relocate', at: T1 },
+          },
+        ]);
+    });
+
+    it('does not cordon twice', () => {
+      const cordoned: NodeEvent = {
+        type: 'NodeCordoned',
+        data: { nodeId: 'n1', reason: null, at: T0 },
+      };
+      expect(
+        spec
+          .given([registered(), cordoned])
+          .when(start('d1'))
+          .thenEvents()
+          .map((e) => e.type),
+      ).toEqual(['NodeDrainStarted']);
+    });
+
+    it('is a no-op for the same drain and refuses another', () => {
+      const events = spec.given([registered()]).when(start('d1')).thenEvents();
+      spec
+        .given([registered(), ...events])
+        .when(start('d1'))
+        .thenNothing();
+      spec
+        .given([registered(), ...events])
+        .when(start('d2'))
+        .thenRefuses('invalid_transition');
+    });
+
+    it('refuses to drain an offline node', () => {
+      const offline = spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, kubeletReady: false }), T1))
+        .thenEvents();
+      spec
+        .given([registered(), ...offline])
+        .when(start('d1'))
+        .thenRefuses('invalid_transition');
+    });
+
+    it('ends only the drain it was started for', () => {
+      const events = spec.given([registered()]).when(start('d1')).thenEvents();
+      spec
+        .given([registered(), ...events])
+        .when({ type: 'EndNodeDrain', data: { drainId: 'd2', at: T2 } })
+        .thenNothing();
+      spec
+        .given([registered(), ...events])
+        .when({ type: 'EndNodeDrain', data: { drainId: 'd1', at: T2 } })
+        .then([{ type: 'NodeDrainEnded', data: { nodeId: 'n1', drainId: 'd1', at: T2 } }]);
+    });
+  });
 });

@@ -4,6 +4,7 @@ import { GpuModel } from '../config/config';
 export const NODE_ROLES = ['gpu', 'cpu', 'master', 'storage'] as const;
 export type NodeRole = (typeof NODE_ROLES)[number];
 export type NodeMode = 'shared' | 'dedicated';
+export type DrainMode = 'relocate' | 'force';
 export type OfflineReason = 'heartbeat_timeout' | 'kubelet_not_ready';
 
 export type Capacity = {
@@ -107,7 +108,10 @@ export type NodeEvent =
   | { type: 'NodeAssignedToPool'; data: { nodeId: string; poolId: string | null; at: string } }
   | { type: 'NodeCapacityAllocated'; data: Allocation & { nodeId: string; at: string } }
   | { type: 'NodeCapacityReleased'; data: { nodeId: string; sessionId: string; at: string } }
-  | { type: 'NodeDrainStarted'; data: { nodeId: string; drainId: string; at: string } }
+  | {
+      type: 'NodeDrainStarted';
+      data: { nodeId: string; drainId: string; mode: DrainMode; at: string };
+    }
   | { type: 'NodeDrainEnded'; data: { nodeId: string; drainId: string; at: string } };
 
 export const nodeCodec = new EventCodec<NodeEvent>({

@@ -87,6 +87,9 @@ export const decideSession = (command: SessionCommand, state: SessionState): Ses
     }
     case 'ResumeSession': {
       const s = existing(state);
+      // A drain resumes only what it paused itself, never a session its user paused.
+      const { drainId } = command.data;
+      if (drainId !== null && (s.status !== 'paused' || s.drainId !== drainId)) return [];
       if (s.status === 'queued' || s.status === 'running') return [];
       if (s.status !== 'paused') throw invalidTransition('session', s.status, 'resume');
       return [

@@ -175,6 +175,26 @@ describe('session', () => {
       expect(events.map((e) => e.type)).toEqual(['SessionResumed']);
     });
 
+    it('lets a drain resume only what it paused itself', () => {
+      const byDrain: SessionEvent = {
+        type: 'SessionPaused',
+        data: { sessionId: 's1', reason: 'drain', drainId: 'd1', at: T1 },
+      };
+      spec
+        .given([requested, started, byDrain])
+        .when({ type: 'ResumeSession', data: { displaced: true, drainId: 'd1', at: T2 } })
+        .then([
+          {
+            type: 'SessionResumeRequested',
+            data: { sessionId: 's1', displaced: true, drainId: 'd1', at: T2 },
+          },
+        ]);
+      spec
+        .given([requested, started, paused])
+        .when({ type: 'ResumeSession', data: { displaced: true, drainId: 'd1', at: T2 } })
+        .thenNothing();
+    });
+
     it('ignores a second pause', () => {
       spec
         .given([requested, started, paused])
