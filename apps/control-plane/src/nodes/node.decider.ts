@@ -51,6 +51,8 @@ export type NodeCommand =
   | { type: 'TimeOutNodeHeartbeat'; data: { lastSeenAt: string; staleSec: number; at: string } }
   | { type: 'CordonNode'; data: { reason: string | null; at: string } }
   | { type: 'UncordonNode'; data: { at: string } }
+  /** The cordon-sync deadline fired for the desired state `desired` (a timeout as a command). */
+  | { type: 'FlagCordonSyncOverdue'; data: { desired: boolean; at: string } }
   | { type: 'DeleteNode'; data: { at: string } }
   | { type: 'AssignNodeToPool'; data: { poolId: string | null; at: string } }
   | {
@@ -279,6 +281,27 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
       const node = existing(state);
       if (!node.cordon.desired) return [];
       return [{ type: 'NodeUncordoned', data: { nodeId: node.nodeId, at: command.data.at } }];
+    }
+    case 'FlagCordonSyncOverdue': {
+      if (state.status !== 'online' && state.status !== 'offline') return [];
+      const { desired, since, overdue } = state.cordon;
+      // Stale (the desired state changed again), never changed, already flagged, or synced: nothing.
+      if (desired !== command.data.desired || since === null || overdue) return [];
+      if (state.observedUnschedulable === desired) return [];
+      return [
+        {
+          type: 'NodeCordonSyncOverdue',
+          data: {
+            nodeId: state.nodeId,
+            clusterId: state.clusterId,
+            hostname: state.hostname,
+            desired,
+            observed: state.observedUnschedulable,
+            since,
+            at: command.data.at,
+          },
+        },
+      ];
     }
     case 'DeleteNode': {
       const node = existing(state);

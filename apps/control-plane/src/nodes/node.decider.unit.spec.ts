@@ -362,6 +362,102 @@ describe('node', () => {
     });
   });
 
+  describe('cordon sync deadline', () => {
+    const cordoned: NodeEvent = {
+      type: 'NodeCordoned',
+      data: { nodeId: 'n1', reason: null, at: T0 },
+    };
+    const uncordoned: NodeEvent = { type: 'NodeUncordoned', data: { nodeId: 'n1', at: T1 } };
+    const observed = (unschedulable: boolean): NodeEvent => ({
+      type: 'NodeUnschedulableObserved',
+      data: { nodeId: 'n1', unschedulable, observedAt: T1, at: T1 },
+    });
+    const flag = (desired: boolean): NodeCommand => ({
+      type: 'FlagCordonSyncOverdue',
+      data: { desired, at: T2 },
+    });
+    const overdue = (
+      desired: boolean,
+      since: string,
+      seen: boolean | null = !desired,
+    ): NodeEvent => ({
+      type: 'NodeCordonSyncOverdue',
+      data: {
+        nodeId: 'n1',
+        clusterId: 'c1',
+        hostname: 'gpu-a-01',
+        desired,
+        observed: seen,
+        since,
+        at: T2,
+      },
+    });
+
+    it('flags a cordon the operator has not reported back', () => {
+      spec
+        .given([registered(), cordoned])
+        .when(flag(true))
+        .then([overdue(true, T0)]);
+    });
+
+    it('flags it only once per change', () => {
+      spec
+        .given([registered(), cordoned, overdue(true, T0)])
+        .when(flag(true))
+        .thenNothing();
+    });
+
+    it('flags nothing once the cordon is observed', () => {
+      spec
+        .given([registered(), cordoned, observed(true)])
+        .when(flag(true))
+        .thenNothing();
+    });
+
+    it('ignores a deadline for a desired state that changed since', () => {
+      spec.given([registered(), cordoned, uncordoned]).when(flag(true)).thenNothing();
+    });
+
+    it('flags an unobserved uncordon, and each new change again', () => {
+      spec
+        .given([registered(), cordoned, observed(true), uncordoned])
+        .when(flag(false))
+        .then([overdue(false, T1, true)]);
+      spec
+        .given([registered(), cordoned, overdue(true, T0), uncordoned])
+        .when(flag(false))
+        .thenNothing(); // never observed as cordoned, so uncordoned matches what Kubernetes says
+      spec
+        .given([
+          registered(),
+          cordoned,
+          overdue(true, T0),
+          uncordoned,
+          { type: 'NodeCordoned', data: { nodeId: 'n1', reason: null, at: T2 } },
+        ])
+        .when(flag(true))
+        .then([overdue(true, T2)]);
+    });
+
+    it('flags nothing for a node that was never cordoned or uncordoned', () => {
+      spec
+        .given([registered(report({ unschedulable: true }))])
+        .when(flag(false))
+        .thenNothing();
+    });
+
+    it('flags a cordon when the operator never reports unschedulable at all', () => {
+      spec
+        .given([registered(report({ unschedulable: null })), cordoned])
+        .when(flag(true))
+        .then([overdue(true, T0, null)]);
+    });
+
+    it('ignores a deadline for an unknown or deleted node', () => {
+      spec.given().when(flag(true)).thenNothing();
+    });
+  });
+
   describe('deletion', () => {
     const offline: NodeEvent = {
       type: 'NodeWentOffline',

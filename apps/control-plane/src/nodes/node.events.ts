@@ -102,6 +102,20 @@ export type NodeEvent =
   | { type: 'NodeCordoned'; data: { nodeId: string; reason: string | null; at: string } }
   | { type: 'NodeUncordoned'; data: { nodeId: string; at: string } }
   | {
+      /** A desired cordon state the operator did not report back as observed within cordonSyncSec. */
+      type: 'NodeCordonSyncOverdue';
+      data: {
+        nodeId: string;
+        clusterId: string;
+        hostname: string;
+        desired: boolean;
+        observed: boolean | null;
+        /** When the desired state was set (the cordon or uncordon). */
+        since: string;
+        at: string;
+      };
+    }
+  | {
       type: 'NodeDeleted';
       data: { nodeId: string; clusterId: string; hostname: string; at: string };
     }
@@ -123,6 +137,7 @@ export const nodeCodec = new EventCodec<NodeEvent>({
   NodeCameOnline: 1,
   NodeCordoned: 1,
   NodeUncordoned: 1,
+  NodeCordonSyncOverdue: 1,
   NodeDeleted: 1,
   NodeAssignedToPool: 1,
   NodeCapacityAllocated: 1,
@@ -147,7 +162,14 @@ export type NodeFacts = Known &
     readonly observedAt: string | null;
     /** Receive time of the newest report that changed something. */
     readonly changedAt: string;
-    readonly cordon: { readonly desired: boolean; readonly reason: string | null };
+    readonly cordon: {
+      readonly desired: boolean;
+      readonly reason: string | null;
+      /** When the desired state last changed (cordon or uncordon); null until the first change. */
+      readonly since: string | null;
+      /** Whether this change was already flagged as not synced in time (once per change). */
+      readonly overdue: boolean;
+    };
     readonly drainId: string | null;
     readonly allocations: Readonly<Record<string, Allocation>>;
   };
@@ -206,7 +228,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         observedUnschedulable: d.unschedulable,
         observedAt: d.observedAt,
         changedAt: d.registeredAt,
-        cordon: { desired: false, reason: null },
+        cordon: { desired: false, reason: null, since: null, overdue: false },
         drainId: null,
         allocations: {},
       };
@@ -264,10 +286,17 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
     case 'NodeCordoned':
       return withFacts(state, {
         ...facts(state),
-        cordon: { desired: true, reason: event.data.reason },
+        cordon: { desired: true, reason: event.data.reason, since: event.data.at, overdue: false },
       });
     case 'NodeUncordoned':
-      return withFacts(state, { ...facts(state), cordon: { desired: false, reason: null } });
+      return withFacts(state, {
+        ...facts(state),
+        cordon: { desired: false, reason: null, since: event.data.at, overdue: false },
+      });
+    case 'NodeCordonSyncOverdue': {
+      const f = facts(state);
+      return withFacts(state, { ...f, cordon: { ...f.cordon, overdue: true } });
+    }
     case 'NodeDeleted': {
       const f = facts(state);
       return { status: 'deleted', nodeId: f.nodeId, clusterId: f.clusterId, hostname: f.hostname };

@@ -67,8 +67,8 @@ const iso = (at: string): string => {
 };
 
 /**
- * Which events notify, keyed by stored type. `cordon_sync_overdue` (NodeCordonSyncOverdue)
- * and `pool_emptied` are one entry each here once their events exist.
+ * Which events notify, keyed by stored type. `pool_emptied` is one entry here once its event
+ * exists.
  */
 const RULES: ReadonlyMap<string, Rule> = new Map([
   ...on<NodeEvent, 'NodeWentOffline'>(nodeCodec, 'NodeWentOffline', (d) => ({
@@ -89,6 +89,18 @@ const RULES: ReadonlyMap<string, Rule> = new Map([
     from: 'offline',
     to: d.to,
     reason: null,
+    at: iso(d.at),
+  })),
+  ...on<NodeEvent, 'NodeCordonSyncOverdue'>(nodeCodec, 'NodeCordonSyncOverdue', (d) => ({
+    type: 'cordon_sync_overdue',
+    clusterId: d.clusterId,
+    nodeId: d.nodeId,
+    hostname: d.hostname,
+    from: d.observed === null ? null : `unschedulable=${d.observed}`,
+    to: `unschedulable=${d.desired}`,
+    reason: `${d.desired ? 'cordon' : 'uncordon'} desired=${d.desired} not observed within ${Math.floor(
+      (Date.parse(d.at) - Date.parse(d.since)) / 1000,
+    )} s`,
     at: iso(d.at),
   })),
   ...on<ClusterLivenessEvent, 'ClusterReportsStalled'>(

@@ -98,6 +98,31 @@ describe('toNotification', () => {
     });
   });
 
+  describe('when a cordon is not observed in time', () => {
+    it('raises cordon_sync_overdue with the desired and observed state', () => {
+      const event = stored('NodeCordonSyncOverdue.v1', {
+        nodeId: 'n1',
+        clusterId: 'c1',
+        hostname: 'gpu-a-01',
+        desired: true,
+        observed: false,
+        since: '2026-12-02T10:00:00.000Z',
+        at: '2026-12-02T10:00:15.004Z',
+      });
+      expect(toNotification(event)).toEqual({
+        id: 'evt-1',
+        type: 'cordon_sync_overdue',
+        clusterId: 'c1',
+        nodeId: 'n1',
+        hostname: 'gpu-a-01',
+        from: 'unschedulable=false',
+        to: 'unschedulable=true',
+        reason: 'cordon desired=true not observed within 15 s',
+        at: '2026-12-02T10:00:15.004Z',
+      });
+    });
+  });
+
   it('keeps `at` in one ISO form, so that string order is time order', () => {
     const event = stored('NodeCameOnline.v1', {
       nodeId: 'n1',
@@ -124,6 +149,7 @@ describe('toNotification', () => {
     expect([...NOTIFYING_EVENT_TYPES].sort()).toEqual([
       'ClusterReportsStalled.v1',
       'NodeCameOnline.v1',
+      'NodeCordonSyncOverdue.v1',
       'NodeWentOffline.v1',
     ]);
   });
