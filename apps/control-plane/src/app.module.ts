@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
 import { BillingModule } from './billing/billing.module';
+import { DrainsModule } from './drains/drains.module';
 import { NodesModule } from './nodes/nodes.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { NotificationsModule } from './notifications/notifications.module';
@@ -26,6 +27,7 @@ export class AppModule {
         NodesModule,
         BillingModule,
         SessionsModule,
+        DrainsModule,
       ],
     };
   }

@@ -1,0 +1,286 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Config } from '../config/config';
+import { nodeAggregate } from '../nodes/node.aggregate';
+import { nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { PlacementService } from '../sessions/placement.service';
+import { sessionAggregate } from '../sessions/session.decider';
+import { sessionStreamId } from '../sessions/session.events';
+import {
+  DrainOutcome,
+  DrainState,
+  drainAggregate,
+  drainStreamId,
+  nextDrainStep,
+} from './drain.workflow';
+import { DRAINS, DrainDoc } from './drains.projection';
+
+export const DRAIN_STEP_QUEUE = 'drain-step';
+
+type StepJob = { drainId: string };
+
+/**
+ * The drain saga. Each step re-reads the drain, the node and the sessions and does the next
+ * thing (nextDrainStep): relocate up to N sessions at once by cold pause, resume request and
+ * placement elsewhere (queued, unbilled, when nothing fits); or force-terminate them; or
+ * end the drain. A delayed job carries it from step to step, so a crash resumes it.
+ */
+@Injectable()
+export class DrainSaga {
+  private readonly logger = new Logger('drain');
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(PlacementService) private readonly placement: PlacementService,
+  ) {}
+
+  register(): void {
+    this.jobs.register<StepJob>(DRAIN_STEP_QUEUE, (job) => this.step(job.drainId), {
+      attempts: 20,
+      backoffMs: 100,
+      concurrency: 20,
+    });
+  }
+
+  schedule(drainId: string, delayMs = 0): Promise<void> {
+    return this.jobs.schedule<StepJob>(DRAIN_STEP_QUEUE, drainId, Date.now() + delayMs, {
+      drainId,
+    });
+  }
+
+  /** Drives drains from events: a drain started, or its node changed (released, uncordoned, offline). */
+  async react(stored: StoredEvent): Promise<void> {
+    if (stored.streamId.startsWith('node-')) {
+      const event = nodeCodec.decode(stored.type, stored.data);
+      if (!event) return;
+      if (event.type === 'NodeDrainStarted') {
+        // The node was marked; make sure the drain's own stream exists (a crash may have come between).
+        const { drainId, nodeId, mode, at } = event.data;
+        await this.pipeline.handle(
+          drainAggregate,
+          drainStreamId(drainId),
+          {
+            type: 'StartDrain',
+            data: { drainId, nodeId, mode, correlationId: stored.metadata.correlationId, at },
+          },
+          this.context(uuidFrom(stored.eventId, 'start-drain'), stored),
+        );
+        return this.schedule(drainId);
+      }
+      if (
+        ['NodeCapacityReleased', 'NodeUncordoned', 'NodeWentOffline', 'NodeDeleted'].includes(
+          event.type,
+        )
+      ) {
+        const node = (await this.pipeline.load(nodeAggregate, stored.streamId)).state;
+        const drainId = node.status === 'online' || node.status === 'offline' ? node.drainId : null;
+        if (drainId) await this.schedule(drainId);
+      }
+    }
+  }
+
+  /** One step; steps of one drain never overlap in this process. */
+  step(drainId: string): Promise<void> {
+    const previous = this.running.get(drainId) ?? Promise.resolve();
+    const next = previous.then(() => this.runStep(drainId));
+    const tail = next.catch(() => undefined);
+    this.running.set(drainId, tail);
+    void tail.then(() => {
+      if (this.running.get(drainId) === tail) this.running.delete(drainId);
+    });
+    return next;
+  }
+
+  private async runStep(drainId: string): Promise<void> {
+    const drain = (await this.pipeline.load(drainAggregate, drainStreamId(drainId))).state;
+    if (drain.status !== 'running') return;
+    const nodeState = (await this.pipeline.load(nodeAggregate, nodeStreamId(drain.nodeId))).state;
+    const node =
+      nodeState.status === 'online' || nodeState.status === 'offline'
+        ? {
+            status: nodeState.status,
+            cordoned: nodeState.cordon.desired,
+            sessionsOnNode: Object.keys(nodeState.allocations).sort(),
+          }
+        : { status: 'gone' as const, cordoned: false, sessionsOnNode: [] };
+    const step = nextDrainStep(drain, node, this.config.drainParallelism);
+    // Every command of the drain carries the admin's correlation id: auditors follow it to each session moved.
+    const ctx: CommandContext = {
+      ...this.context(uuidFrom(drainId, 'step', String(Date.now()), String(Math.random()))),
+      correlationId: drain.correlationId,
+      causationId: drainId,
+    };
+    switch (step.kind) {
+      case 'none':
+      case 'wait':
+        return;
+      case 'end':
+        return this.end(drain, step.outcome, ctx);
+      case 'terminate':
+        await Promise.all(step.sessionIds.map((id) => this.forceTerminate(drain, id, ctx)));
+        return this.schedule(drainId);
+      case 'relocate':
+        await Promise.all([
+          ...step.resume.map((id) => this.relocate(drain, id, ctx)),
+          ...step.begin.map(async (id) => {
+            const begun = await this.pipeline.handle(
+              drainAggregate,
+              drainStreamId(drainId),
+              {
+                type: 'BeginRelocation',
+                data: {
+                  sessionId: id,
+                  parallelism: this.config.drainParallelism,
+                  at: ctx.now.toISOString(),
+                },
+              },
+              { ...ctx, commandId: uuidFrom(drainId, 'begin', id) },
+            );
+            if (begun.state.status === 'running' && begun.state.inFlight.includes(id))
+              await this.relocate(drain, id, ctx);
+          }),
+        ]);
+        return this.schedule(drainId);
+      default:
+        return;
+    }
+  }
+
+  /** Cold pause (the segment closes), resume request ahead of never-run sessions, placement elsewhere. */
+  private async relocate(
+    drain: Extract<DrainState, { status: 'running' }>,
+    sessionId: string,
+    ctx: CommandContext,
+  ): Promise<void> {
+    const { drainId, nodeId } = drain;
+    const sessionStream = sessionStreamId(sessionId);
+    const at = () => new Date().toISOString();
+    const id = (step: string) => ({
+      ...ctx,
+      commandId: uuidFrom(drainId, step, sessionId),
+      now: new Date(),
+    });
+    let state = (await this.pipeline.load(sessionAggregate, sessionStream)).state;
+    if (state.status === 'running' && state.placement.nodeId === nodeId) {
+      state = (
+        await this.pipeline.handle(
+          sessionAggregate,
+          sessionStream,
+          { type: 'PauseSession', data: { reason: 'drain', drainId, at: at() } },
+          id('pause'),
+        )
+      ).state;
+    }
+    await this.placement.release(nodeId, sessionId, id('release'));
+    if (state.status === 'paused' && state.drainId === drainId) {
+      state = (
+        await this.pipeline.handle(
+          sessionAggregate,
+          sessionStream,
+          { type: 'ResumeSession', data: { displaced: true, drainId, at: at() } },
+          id('resume'),
+        )
+      ).state;
+    }
+    if (state.status === 'queued' && state.drainId === drainId)
+      state = await this.placement.tryPlace(sessionId, id('place'));
+    const outcome =
+      state.status === 'running' && state.placement.nodeId !== nodeId
+        ? 'relocated'
+        : state.status === 'queued'
+          ? 'queued'
+          : 'gone';
+    await this.pipeline.handle(
+      drainAggregate,
+      drainStreamId(drainId),
+      {
+        type: 'FinishRelocation',
+        data: {
+          sessionId,
+          outcome,
+          toNodeId: state.status === 'running' ? state.placement.nodeId : null,
+          at: at(),
+        },
+      },
+      id('finish'),
+    );
+  }
+
+  private async forceTerminate(
+    drain: Extract<DrainState, { status: 'running' }>,
+    sessionId: string,
+    ctx: CommandContext,
+  ): Promise<void> {
+    const id = (step: string) => ({
+      ...ctx,
+      commandId: uuidFrom(drain.drainId, step, sessionId),
+      now: new Date(),
+    });
+    await this.pipeline.handle(
+      sessionAggregate,
+      sessionStreamId(sessionId),
+      {
+        type: 'TerminateSession',
+        data: { reason: 'drain_force', at: new Date().toISOString(), onlyOnNode: drain.nodeId },
+      },
+      id('terminate'),
+    );
+    await this.placement.release(drain.nodeId, sessionId, id('release'));
+    await this.pipeline.handle(
+      drainAggregate,
+      drainStreamId(drain.drainId),
+      { type: 'RecordForceTermination', data: { sessionId, at: new Date().toISOString() } },
+      id('record-terminate'),
+    );
+  }
+
+  private async end(
+    drain: Extract<DrainState, { status: 'running' }>,
+    outcome: DrainOutcome,
+    ctx: CommandContext,
+  ): Promise<void> {
+    const at = ctx.now.toISOString();
+    await this.pipeline.handle(
+      drainAggregate,
+      drainStreamId(drain.drainId),
+      { type: 'EndDrain', data: { outcome, at } },
+      { ...ctx, commandId: uuidFrom(drain.drainId, 'end') },
+    );
+    await this.pipeline.handle(
+      nodeAggregate,
+      nodeStreamId(drain.nodeId),
+      { type: 'EndNodeDrain', data: { drainId: drain.drainId, at } },
+      { ...ctx, commandId: uuidFrom(drain.drainId, 'end-node') },
+    );
+    this.logger.log(`drain ${drain.drainId} of node ${drain.nodeId} ended: ${outcome}`);
+  }
+
+  /** Re-arms a step for every running drain (after a restart or a lost Redis). */
+  async reconcile(): Promise<void> {
+    const page = await this.readModels.find<DrainDoc & Doc>(
+      DRAINS,
+      { status: 'running' },
+      { limit: 1000 },
+    );
+    for (const d of page.items) await this.schedule(d.drainId);
+  }
+
+  private context(commandId: string, cause?: StoredEvent): CommandContext {
+    return {
+      commandId,
+      correlationId: cause?.metadata.correlationId ?? commandId,
+      causationId: cause?.eventId ?? commandId,
+      actor: SYSTEM_ACTOR,
+      now: new Date(),
+    };
+  }
+}

@@ -1,0 +1,87 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { CommandContext, notFound } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Roles } from '../platform/auth/decorators';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { Ctx } from '../platform/http/command-context';
+import { READ_MODELS } from '../platform/runtime/tokens';
+import { DrainsService } from './drains.service';
+import { DRAINS, DrainDoc } from './drains.projection';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const checkId = (field: string, id: string): string => {
+  if (!UUID.test(id)) throw validationFailed([{ field, problems: [`must be a ${field}`] }]);
+  return id;
+};
+
+export class DrainNodeDto {
+  @ApiPropertyOptional({ enum: ['relocate', 'force'], default: 'relocate' })
+  @IsOptional()
+  @IsIn(['relocate', 'force'])
+  mode?: 'relocate' | 'force';
+}
+
+export class DrainView {
+  @ApiProperty() drainId!: string;
+  @ApiProperty() nodeId!: string;
+  @ApiProperty({ enum: ['relocate', 'force'] }) mode!: string;
+  @ApiProperty({ enum: ['running', 'completed'] }) status!: string;
+  @ApiProperty({
+    nullable: true,
+    enum: ['drained', 'cancelled', 'node_offline'],
+    description: 'Why a completed drain ended',
+  })
+  outcome!: string | null;
+  @ApiProperty({ type: [String] }) relocated!: string[];
+  @ApiProperty({ type: [String] }) queued!: string[];
+  @ApiProperty({ type: [String] }) terminated!: string[];
+}
+
+@ApiTags('drains')
+@ApiBearerAuth()
+@Controller('v1')
+export class DrainsController {
+  constructor(
+    @Inject(DrainsService) private readonly drains: DrainsService,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+  ) {}
+
+  /** Cordons the node, then relocates (default) or force-terminates its sessions. 202 with the drain's id. */
+  @Post('nodes/:nodeId/drain')
+  @HttpCode(202)
+  @Roles('admin')
+  async drain(
+    @Param('nodeId') nodeId: string,
+    @Body() body: DrainNodeDto,
+    @Ctx() ctx: CommandContext,
+  ) {
+    return {
+      drainId: await this.drains.start(checkId('nodeId', nodeId), body.mode ?? 'relocate', ctx),
+    };
+  }
+
+  @Get('nodes/:nodeId/drain-preview')
+  @Roles('admin', 'auditor')
+  preview(@Param('nodeId') nodeId: string) {
+    return this.drains.preview(checkId('nodeId', nodeId));
+  }
+
+  @Get('drains/:drainId')
+  @Roles('admin', 'auditor')
+  async get(@Param('drainId') drainId: string): Promise<DrainView> {
+    const doc = await this.readModels.get<DrainDoc & Doc>(DRAINS, checkId('drainId', drainId));
+    if (!doc) throw notFound('drain', drainId);
+    return {
+      drainId: doc.drainId,
+      nodeId: doc.nodeId,
+      mode: doc.mode,
+      status: doc.status,
+      outcome: doc.outcome,
+      relocated: doc.relocated,
+      queued: doc.queued,
+      terminated: doc.terminated,
+    };
+  }
+}

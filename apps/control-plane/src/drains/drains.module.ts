@@ -1,0 +1,33 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { EventCodec, Message } from '../../../../libs/kernel/src';
+import { EventTypes } from '../platform/runtime/event-types';
+import { Runtime } from '../platform/runtime/runtime.service';
+import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { SessionsModule } from '../sessions/sessions.module';
+import { DrainSaga } from './drain.saga';
+import { drainCodec } from './drain.workflow';
+import { DrainsController } from './drains.controller';
+import { drainsProjection } from './drains.projection';
+import { DrainsService } from './drains.service';
+
+@Module({
+  imports: [SessionsModule],
+  controllers: [DrainsController],
+  providers: [DrainSaga, DrainsService],
+})
+export class DrainsModule implements OnModuleInit {
+  constructor(
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(EventTypes) private readonly types: EventTypes,
+    @Inject(DrainSaga) private readonly saga: DrainSaga,
+    @Inject(Runtime) private readonly runtime: Runtime,
+  ) {}
+
+  onModuleInit(): void {
+    this.types.register(drainCodec as unknown as EventCodec<Message>);
+    this.registry.addProjection(drainsProjection);
+    this.registry.addReactor({ name: 'drain-saga', react: (e) => this.saga.react(e) });
+    this.saga.register();
+    this.runtime.afterStart(() => this.saga.reconcile());
+  }
+}

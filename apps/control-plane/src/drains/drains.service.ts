@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { nodeAggregate } from '../nodes/node.aggregate';
+import { DrainMode, nodeStreamId } from '../nodes/node.events';
+import { sessionAggregate } from '../sessions/session.decider';
+import { sessionStreamId } from '../sessions/session.events';
+import { DrainSaga } from './drain.saga';
+import { drainAggregate, drainStreamId } from './drain.workflow';
+
+@Injectable()
+export class DrainsService {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(DrainSaga) private readonly saga: DrainSaga,
+  ) {}
+
+  /**
+   * Marks the node (the serialisation point: one drain per node), opens the drain's stream and
+   * kicks its first step. Draining a draining node returns the running drain's id.
+   */
+  async start(nodeId: string, mode: DrainMode, ctx: CommandContext): Promise<string> {
+    const stream = nodeStreamId(nodeId);
+    const before = (await this.pipeline.load(nodeAggregate, stream)).state;
+    if (before.status === 'absent' || before.status === 'deleted') throw notFound('node', nodeId);
+    if (before.drainId) return before.drainId;
+    const drainId = uuidFrom('drain', ctx.commandId);
+    const at = ctx.now.toISOString();
+    try {
+      await this.pipeline.handle(
+        nodeAggregate,
+        stream,
+        { type: 'StartNodeDrain', data: { drainId, mode, at } },
+        ctx,
+      );
+    } catch (error) {
+      const now = (await this.pipeline.load(nodeAggregate, stream)).state;
+      // Lost a race with another drain request: that drain is the node's drain.
+      if (
+        error instanceof DomainError &&
+        (now.status === 'online' || now.status === 'offline') &&
+        now.drainId
+      )
+        return now.drainId;
+      throw error;
+    }
+    const started = await this.pipeline.handle(
+      drainAggregate,
+      drainStreamId(drainId),
+      { type: 'StartDrain', data: { drainId, nodeId, mode, correlationId: ctx.correlationId, at } },
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'start-drain') },
+    );
+    await this.saga.schedule(drainId);
+    await this.runner.settle(started.position, ['projection:drains', 'projection:nodes']);
+    return drainId;
+  }
+
+  /** The running sessions, owners and cards a drain of this node would touch. */
+  async preview(nodeId: string) {
+    const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+    if (node.status !== 'online' && node.status !== 'offline') throw notFound('node', nodeId);
+    const sessions = await Promise.all(
+      Object.values(node.allocations).map(async (a) => {
+        const s = (await this.pipeline.load(sessionAggregate, sessionStreamId(a.sessionId))).state;
+        return {
+          sessionId: a.sessionId,
+          owner: a.owner,
+          status: s.status === 'absent' ? 'running' : s.status,
+          gpus: [...a.gpus],
+        };
+      }),
+    );
+    return { nodeId, sessions };
+  }
+}

@@ -1,0 +1,163 @@
+import request from 'supertest';
+import { startApp, TestApp } from '../support/app';
+import { eventually, gpuNode, report } from '../support/reports';
+
+type Drain = {
+  drainId: string;
+  status: string;
+  outcome: string;
+  relocated: string[];
+  queued: string[];
+  terminated: string[];
+};
+
+describe('drain over HTTP (BullMQ on the real Redis)', () => {
+  let t: TestApp;
+  let admin: Record<string, string>;
+  let alice: Record<string, string>;
+  let operator: Record<string, string>;
+  beforeAll(async () => {
+    t = await startApp({ NODE_STALE_SEC: '300' });
+    admin = await t.auth('root', ['admin']);
+    alice = await t.auth('alice', ['user']);
+    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4']);
+  });
+  afterAll(async () => t.close());
+
+  const reportNodes = (body: object) =>
+    request(t.url).post('/v1/inventory/reports').set(operator).send(body);
+  const nodeIdOf = async (clusterId: string, hostname: string): Promise<string> => {
+    const list = await request(t.url).get(`/v1/nodes?clusterId=${clusterId}`).set(admin);
+    return list.body.items.find((n: { hostname: string }) => n.hostname === hostname).nodeId;
+  };
+  const start = async (model: string, count = 1) =>
+    (
+      await request(t.url)
+        .post('/v1/sessions')
+        .set(alice)
+        .send({ kind: 'gpu', gpuModel: model, gpuCount: count })
+    ).body;
+  const session = async (id: string) =>
+    (await request(t.url).get(`/v1/sessions/${id}`).set(alice)).body;
+  const drainDone = (drainId: string): Promise<Drain> =>
+    eventually(async () => {
+      const d = (await request(t.url).get(`/v1/drains/${drainId}`).set(admin)).body as Drain;
+      return d.status === 'completed' ? d : null;
+    }, 10_000);
+
+  it('moves all four sessions onto a node with room, cordoning first', async () => {
+    await reportNodes(report('d1', [gpuNode('src-01', 4, 'L40S')]));
+    const sessions = [
+      await start('L40S'),
+      await start('L40S'),
+      await start('L40S'),
+      await start('L40S'),
+    ];
+    const src = await nodeIdOf('d1', 'src-01');
+    expect(sessions.every((s) => s.nodeId === src)).toBe(true);
+    await reportNodes(report('d1', [gpuNode('src-01', 4, 'L40S'), gpuNode('dst-01', 4, 'L40S')]));
+    const dst = await nodeIdOf('d1', 'dst-01');
+    const preview = await request(t.url).get(`/v1/nodes/${src}/drain-preview`).set(admin);
+    expect(preview.body.sessions.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual(
+      sessions.map((s) => s.sessionId).sort(),
+    );
+    expect(preview.body.sessions[0]).toMatchObject({
+      owner: 'alice',
+      status: 'running',
+      gpus: [expect.any(String)],
+    });
+    const res = await request(t.url).post(`/v1/nodes/${src}/drain`).set(admin).send({});
+    expect(res.status).toBe(202);
+    const again = await request(t.url)
+      .post(`/v1/nodes/${src}/drain`)
+      .set(admin)
+      .send({ mode: 'relocate' });
+    expect(again.body.drainId).toBe(res.body.drainId);
+    const node = (await request(t.url).get(`/v1/nodes/${src}`).set(admin)).body;
+    expect(node.cordon.desired).toBe(true);
+    const done = await drainDone(res.body.drainId);
+    expect(done).toMatchObject({ outcome: 'drained', queued: [], terminated: [] });
+    expect(done.relocated.sort()).toEqual(sessions.map((s) => s.sessionId).sort());
+    for (const s of sessions) {
+      const now = await session(s.sessionId);
+      expect(now).toMatchObject({ status: 'running', nodeId: dst });
+    }
+    const srcAfter = (await request(t.url).get(`/v1/nodes/${src}`).set(admin)).body;
+    expect(srcAfter).toMatchObject({
+      status: 'cordoned',
+      runningSessions: 0,
+      drain: { drainId: res.body.drainId, status: 'completed' },
+    });
+  });
+
+  it('queues what does not fit, and uncordoning another node resumes the queued ones', async () => {
+    await reportNodes(report('d2', [gpuNode('full-01', 4, 'MIG_1g')]));
+    const sessions = [
+      await start('MIG_1g'),
+      await start('MIG_1g'),
+      await start('MIG_1g'),
+      await start('MIG_1g'),
+    ];
+    await reportNodes(
+      report('d2', [
+        gpuNode('full-01', 4, 'MIG_1g'),
+        gpuNode('half-01', 2, 'MIG_1g'),
+        gpuNode('spare-01', 2, 'MIG_1g'),
+      ]),
+    );
+    const spare = await nodeIdOf('d2', 'spare-01');
+    await request(t.url).post(`/v1/nodes/${spare}/cordon`).set(admin).send({});
+    const full = await nodeIdOf('d2', 'full-01');
+    const res = await request(t.url)
+      .post(`/v1/nodes/${full}/drain`)
+      .set(admin)
+      .send({ mode: 'relocate' });
+    const done = await drainDone(res.body.drainId);
+    expect(done.relocated).toHaveLength(2);
+    expect(done.queued).toHaveLength(2);
+    for (const id of done.queued) expect((await session(id)).status).toBe('queued');
+    await request(t.url).post(`/v1/nodes/${spare}/uncordon`).set(admin);
+    for (const id of done.queued) {
+      await eventually(async () => (await session(id)).status === 'running');
+      expect((await session(id)).nodeId).toBe(spare);
+    }
+    expect(sessions).toHaveLength(4);
+  });
+
+  it('force drain terminates every running session as drain_force', async () => {
+    await reportNodes(report('d3', [gpuNode('force-01', 2, 'MIG_2g')]));
+    const sessions = [await start('MIG_2g'), await start('MIG_2g')];
+    const node = await nodeIdOf('d3', 'force-01');
+    const res = await request(t.url)
+      .post(`/v1/nodes/${node}/drain`)
+      .set(admin)
+      .send({ mode: 'force' });
+    const done = await drainDone(res.body.drainId);
+    expect(done.terminated.sort()).toEqual(sessions.map((s) => s.sessionId).sort());
+    for (const s of sessions)
+      expect(await session(s.sessionId)).toMatchObject({
+        status: 'terminated',
+        terminationReason: 'drain_force',
+      });
+  });
+
+  it('refuses a bad mode and an unknown node; only admins drain', async () => {
+    await reportNodes(report('d4', [gpuNode('x-01', 1, 'MIG_3g')]));
+    const node = await nodeIdOf('d4', 'x-01');
+    expect(
+      (await request(t.url).post(`/v1/nodes/${node}/drain`).set(admin).send({ mode: 'gentle' }))
+        .status,
+    ).toBe(400);
+    expect(
+      (
+        await request(t.url)
+          .post(`/v1/nodes/00000000-0000-5000-8000-000000000000/drain`)
+          .set(admin)
+          .send({})
+      ).status,
+    ).toBe(404);
+    expect((await request(t.url).post(`/v1/nodes/${node}/drain`).set(alice).send({})).status).toBe(
+      403,
+    );
+  });
+});
