@@ -1,0 +1,185 @@
+import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
+import { DrainEvent, DrainState, drainDecider, nextDrainStep } from './drain.workflow';
+
+const spec = deciderSpec(drainDecider);
+const T = '2026-12-02T10:00:00.000Z';
+const started: DrainEvent = {
+  type: 'DrainStarted',
+  data: { drainId: 'd1', nodeId: 'n1', mode: 'relocate', correlationId: 'c', at: T },
+};
+const forced: DrainEvent = { ...started, data: { ...started.data, mode: 'force' } } as DrainEvent;
+const begun = (sessionId: string): DrainEvent => ({
+  type: 'DrainRelocationStarted',
+  data: { drainId: 'd1', sessionId, at: T },
+});
+const finished = (
+  sessionId: string,
+  outcome: 'relocated' | 'queued' | 'gone' = 'relocated',
+): DrainEvent => ({
+  type: 'DrainRelocationFinished',
+  data: {
+    drainId: 'd1',
+    sessionId,
+    outcome,
+    toNodeId: outcome === 'relocated' ? 'n2' : null,
+    at: T,
+  },
+});
+const state = (events: DrainEvent[]): DrainState =>
+  events.reduce(drainDecider.evolve, drainDecider.initialState());
+const online = (sessionsOnNode: string[], cordoned = true) => ({
+  status: 'online' as const,
+  cordoned,
+  sessionsOnNode,
+});
+
+describe('the drain workflow', () => {
+  describe('bookkeeping', () => {
+    it('starts once', () => {
+      spec.given().when({ type: 'StartDrain', data: started.data }).then([started]);
+      spec.given([started]).when({ type: 'StartDrain', data: started.data }).thenNothing();
+    });
+
+    it('begins a relocation once, and not beyond the parallelism', () => {
+      spec
+        .given([started])
+        .when({ type: 'BeginRelocation', data: { sessionId: 's1', parallelism: 2, at: T } })
+        .then([begun('s1')]);
+      spec
+        .given([started, begun('s1')])
+        .when({ type: 'BeginRelocation', data: { sessionId: 's1', parallelism: 2, at: T } })
+        .thenNothing();
+      spec
+        .given([started, begun('s1'), begun('s2')])
+        .when({ type: 'BeginRelocation', data: { sessionId: 's3', parallelism: 2, at: T } })
+        .thenNothing();
+    });
+
+    it('never relocates a session twice', () => {
+      spec
+        .given([started, begun('s1'), finished('s1')])
+        .when({ type: 'BeginRelocation', data: { sessionId: 's1', parallelism: 4, at: T } })
+        .thenNothing();
+      spec
+        .given([started, begun('s1'), finished('s1')])
+        .when({
+          type: 'FinishRelocation',
+          data: { sessionId: 's1', outcome: 'queued', toNodeId: null, at: T },
+        })
+        .thenNothing();
+    });
+
+    it('does not relocate in force mode', () => {
+      spec
+        .given([forced])
+        .when({ type: 'BeginRelocation', data: { sessionId: 's1', parallelism: 4, at: T } })
+        .thenNothing();
+    });
+
+    it('records a force termination once', () => {
+      const e: DrainEvent = {
+        type: 'DrainSessionTerminated',
+        data: { drainId: 'd1', sessionId: 's1', at: T },
+      };
+      spec
+        .given([forced])
+        .when({ type: 'RecordForceTermination', data: { sessionId: 's1', at: T } })
+        .then([e]);
+      spec
+        .given([forced, e])
+        .when({ type: 'RecordForceTermination', data: { sessionId: 's1', at: T } })
+        .thenNothing();
+    });
+
+    it('ends once', () => {
+      const ended: DrainEvent = {
+        type: 'DrainEnded',
+        data: { drainId: 'd1', nodeId: 'n1', outcome: 'drained', at: T },
+      };
+      spec
+        .given([started])
+        .when({ type: 'EndDrain', data: { outcome: 'drained', at: T } })
+        .then([ended]);
+      spec
+        .given([started, ended])
+        .when({ type: 'EndDrain', data: { outcome: 'cancelled', at: T } })
+        .thenNothing();
+    });
+  });
+
+  describe('the next step', () => {
+    it('relocates up to the parallelism, in a stable order', () => {
+      expect(nextDrainStep(state([started]), online(['s1', 's2', 's3']), 2)).toEqual({
+        kind: 'relocate',
+        resume: [],
+        begin: ['s1', 's2'],
+      });
+    });
+
+    it('finishes relocations begun before a crash first', () => {
+      expect(nextDrainStep(state([started, begun('s2')]), online(['s1', 's2', 's3']), 2)).toEqual({
+        kind: 'relocate',
+        resume: ['s2'],
+        begin: ['s1'],
+      });
+    });
+
+    it('ends, drained, when nothing runs on the node', () => {
+      expect(nextDrainStep(state([started, begun('s1'), finished('s1')]), online([]), 2)).toEqual({
+        kind: 'end',
+        outcome: 'drained',
+      });
+    });
+
+    it('waits while a relocated session is still being released', () => {
+      expect(
+        nextDrainStep(state([started, begun('s1'), finished('s1')]), online(['s1']), 2),
+      ).toEqual({ kind: 'wait' });
+    });
+
+    it('is cancelled by an uncordon', () => {
+      expect(nextDrainStep(state([started]), online(['s1'], false), 2)).toEqual({
+        kind: 'end',
+        outcome: 'cancelled',
+      });
+    });
+
+    it('ends when the node goes offline (its sessions settle as node_offline)', () => {
+      expect(
+        nextDrainStep(
+          state([started]),
+          { status: 'offline', cordoned: true, sessionsOnNode: ['s1'] },
+          2,
+        ),
+      ).toEqual({
+        kind: 'end',
+        outcome: 'node_offline',
+      });
+      expect(
+        nextDrainStep(state([started]), { status: 'gone', cordoned: false, sessionsOnNode: [] }, 2),
+      ).toEqual({
+        kind: 'end',
+        outcome: 'node_offline',
+      });
+    });
+
+    it('terminates everything in force mode', () => {
+      expect(nextDrainStep(state([forced]), online(['s1', 's2']), 2)).toEqual({
+        kind: 'terminate',
+        sessionIds: ['s1', 's2'],
+      });
+      expect(nextDrainStep(state([forced]), online([]), 2)).toEqual({
+        kind: 'end',
+        outcome: 'drained',
+      });
+    });
+
+    it('does nothing for an ended drain', () => {
+      const ended: DrainEvent = {
+        type: 'DrainEnded',
+        data: { drainId: 'd1', nodeId: 'n1', outcome: 'drained', at: T },
+      };
+      expect(nextDrainStep(state([started, ended]), online(['s1']), 2)).toEqual({ kind: 'none' });
+    });
+  });
+});
