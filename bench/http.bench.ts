@@ -1,0 +1,107 @@
+import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
+import { BenchSuite, Figure, median } from './lib';
+import type { LoadResult } from './load';
+import { BENCH_SECRET, failures, loadSeconds, quiet, runLoad, startServer } from './procs';
+import { reportBody } from './fleet';
+
+const CONNECTIONS = 100;
+const ROUNDS = 3;
+
+type Medians = { rps: number; p99Ms: number; runs: LoadResult[] };
+
+const medians = (runs: LoadResult[]): Medians => ({
+  rps: median(runs.map((r) => r.rps)),
+  p99Ms: median(runs.map((r) => r.p99Ms)),
+  runs,
+});
+
+/**
+ * HTTP overhead of the stack: a bare Fastify 5 POST route (the ceiling) against the real app's
+ * cheapest authenticated command, POST /v1/nodes/{id}/cordon on a node already cordoned (JWT
+ * check, DTO validation, load + decide → no-op, settle, Node view). Each server runs in a
+ * process of its own, the load generator (autocannon, 100 connections) in a third; rounds
+ * alternate bare and app so drifting load on the shared box hits both alike.
+ */
+const run = async (): Promise<Figure[]> => {
+  const bare = await startServer('bare');
+  const app = await startServer('app');
+  try {
+    const tokens = new TokenService(BENCH_SECRET);
+    const admin = `Bearer ${await tokens.sign({ sub: 'bench-admin', roles: ['admin'] })}`;
+    const headers = { 'content-type': 'application/json', authorization: admin };
+
+    // One node, registered by one report and cordoned once: every measured cordon is a no-op.
+    const registered = await fetch(`${app.url}/v1/inventory/reports`, {
+      method: 'POST',
+      headers,
+      body: reportBody(0, 0, 1),
+    });
+    const { nodes } = (await registered.json()) as { nodes: Array<{ nodeId: string }> };
+    const nodeId = nodes[0].nodeId;
+    const cordonPath = `/v1/nodes/${nodeId}/cordon`;
+    const first = await fetch(`${app.url}${cordonPath}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ reason: 'bench' }),
+    });
+    if (first.status !== 200) throw new Error(`cordon answered ${first.status}`);
+    const headBefore = await app.call<number>('head');
+
+    const { warmupSec, durationSec } = loadSeconds();
+    const body = JSON.stringify({ reason: 'bench' });
+    const bareRuns: LoadResult[] = [];
+    const appRuns: LoadResult[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const b = await runLoad({
+        url: bare.url,
+        connections: CONNECTIONS,
+        warmupSec,
+        durationSec,
+        request: { kind: 'fixed', method: 'POST', path: '/echo', headers, body },
+      });
+      bareRuns.push(b);
+      const a = await runLoad({
+        url: app.url,
+        connections: CONNECTIONS,
+        warmupSec,
+        durationSec,
+        request: { kind: 'fixed', method: 'POST', path: cordonPath, headers, body },
+      });
+      appRuns.push(a);
+      await quiet(app);
+    }
+    const appended = (await app.call<number>('head')) - headBefore;
+    if (appended !== 0) throw new Error(`no-op cordons appended ${appended} events`);
+
+    const b = medians(bareRuns);
+    const a = medians(appRuns);
+    return [
+      {
+        name: 'http.bare_fastify_post_json',
+        value: b.rps,
+        unit: 'req/s',
+        target: `ceiling (p99 ${b.p99Ms} ms)`,
+      },
+      {
+        name: 'http.app_cordon_noop',
+        value: a.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5 POST JSON route, same run', value: b.rps },
+        target: `>= 60 % of ceiling${failures(appRuns)}${failures(bareRuns)}`,
+        met: a.rps / b.rps >= 0.6 && failures(appRuns) === '',
+      },
+      {
+        name: 'http.app_cordon_noop_p99',
+        value: a.p99Ms,
+        unit: 'ms',
+        ceiling: { name: 'bare Fastify p99', value: b.p99Ms },
+        target: '<= 15 ms',
+        met: a.rps > 0 && a.p99Ms <= 15,
+      },
+    ];
+  } finally {
+    await Promise.all([bare.stop(), app.stop()]);
+  }
+};
+
+export const httpBench: BenchSuite = { name: 'http', run };

@@ -1,0 +1,115 @@
+/**
+ * The load generator in a process of its own (forked by bench/procs.ts): on a 2-core box the
+ * server gets one core and autocannon the other, instead of both sharing one event loop.
+ * Receives one LoadPlan over IPC, runs an unmeasured warmup then the measured run, replies
+ * with a LoadResult and exits.
+ */
+import autocannon from 'autocannon';
+import { reportBody } from './fleet';
+
+/** What to send: one fixed request, or inventory reports cycling over a synthetic fleet. */
+export type RequestSpec =
+  | {
+      kind: 'fixed';
+      method: 'GET' | 'POST';
+      path: string;
+      headers: Record<string, string>;
+      body?: string;
+    }
+  | {
+      kind: 'reports';
+      path: string;
+      clusters: number;
+      perCluster: number;
+      /** Nodes per request. */
+      batch: number;
+      /** Authorization header per cluster (index = cluster number); one shared header when length 1. */
+      auth: string[];
+    };
+
+export type LoadPlan = {
+  url: string;
+  connections: number;
+  warmupSec: number;
+  durationSec: number;
+  request: RequestSpec;
+};
+
+export type LoadResult = {
+  /** Requests answered 2xx per second over the measured run. */
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+};
+
+type Req = { method: string; path: string; headers: Record<string, string>; body?: string };
+
+const requestsOf = (spec: RequestSpec): autocannon.Request[] => {
+  if (spec.kind === 'fixed') {
+    return [{ method: spec.method, path: spec.path, headers: spec.headers, body: spec.body }];
+  }
+  const bodies: Array<{ body: string; auth: string }> = [];
+  // Interleave clusters so consecutive requests touch different clusters, as real operators do.
+  for (let n = 0; n < spec.perCluster; n += spec.batch) {
+    for (let c = 0; c < spec.clusters; c++) {
+      bodies.push({
+        body: reportBody(c, n, Math.min(spec.batch, spec.perCluster - n)),
+        auth: spec.auth.length === 1 ? spec.auth[0] : spec.auth[c],
+      });
+    }
+  }
+  let next = 0;
+  return [
+    {
+      method: 'POST',
+      path: spec.path,
+      setupRequest: (req: Req) => {
+        const b = bodies[next++ % bodies.length];
+        return {
+          ...req,
+          body: b.body,
+          headers: { ...req.headers, 'content-type': 'application/json', authorization: b.auth },
+        };
+      },
+    } as autocannon.Request,
+  ];
+};
+
+const fire = (plan: LoadPlan, seconds: number, requests: autocannon.Request[]) =>
+  autocannon({
+    url: plan.url,
+    connections: plan.connections,
+    duration: seconds,
+    requests,
+    headers: { 'content-type': 'application/json' },
+    // Slow answers count in the latency instead of vanishing as timeouts.
+    timeout: 30,
+  });
+
+const main = async (plan: LoadPlan): Promise<LoadResult> => {
+  const requests = requestsOf(plan.request);
+  if (plan.warmupSec > 0) await fire(plan, plan.warmupSec, requests);
+  const r = await fire(plan, plan.durationSec, requests);
+  const ok = r['2xx'];
+  return {
+    rps: Math.round(ok / (r.duration || plan.durationSec)),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    total: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
+};
+
+process.once('message', (plan: LoadPlan) => {
+  main(plan).then(
+    (result) => process.send?.({ ok: true, result }, () => process.exit(0)),
+    (error: unknown) => process.send?.({ ok: false, error: String(error) }, () => process.exit(1)),
+  );
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,222 @@
+import { performance } from 'node:perf_hooks';
+import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
+import { clusterIdOf, reportBody } from './fleet';
+import { BenchSuite, Figure, median, percentile } from './lib';
+import type { LoadResult, RequestSpec } from './load';
+import {
+  BENCH_SECRET,
+  REDIS_URL,
+  failures,
+  loadSeconds,
+  quiet,
+  redisScratch,
+  runLoad,
+  startServer,
+} from './procs';
+
+const CLUSTERS = 100;
+const PER_CLUSTER = 1000;
+const NODES = CLUSTERS * PER_CLUSTER;
+const BATCH = 100;
+const CONNECTIONS = 100;
+/** A 100-node request costs the app tens of ms: 10 connections keep it saturated without queueing seconds. */
+const BATCH_CONNECTIONS = 10;
+const ROUNDS = 3;
+const GIB = 2 ** 30;
+
+const LIVENESS_CLUSTERS = 100;
+const LIVENESS_PER_CLUSTER = 10;
+const STALE_SEC = 2;
+
+const operatorTokens = async (clusters: number): Promise<string[]> => {
+  const tokens = new TokenService(BENCH_SECRET);
+  return Promise.all(
+    Array.from(
+      { length: clusters },
+      async (_, c) =>
+        `Bearer ${await tokens.sign({ sub: `operator-${c}`, roles: ['operator'], clusters: [clusterIdOf(c)] })}`,
+    ),
+  );
+};
+
+/**
+ * Inventory at fleet scale: 100,000 nodes (100 clusters x 1000, 8 L40S cards each) registered
+ * straight through InventoryService, then no-change reports over HTTP from per-cluster operator
+ * tokens, in batches of 100 nodes and one node per request, beside a bare Fastify route fed the
+ * same bodies. Embedded stores (heartbeats in memory); NODE_STALE_SEC=3600 so no node times out
+ * while the figures run.
+ */
+const inventoryFigures = async (): Promise<Figure[]> => {
+  const bare = await startServer('bare');
+  const app = await startServer('app', { NODE_STALE_SEC: '3600' });
+  try {
+    const t0 = performance.now();
+    const registered = await app.call<number>('register', {
+      clusters: CLUSTERS,
+      perCluster: PER_CLUSTER,
+    });
+    if (registered !== NODES) throw new Error(`registered ${registered} nodes, not ${NODES}`);
+    await app.call('settle');
+    const registerSec = (performance.now() - t0) / 1000;
+    const afterRegister = app.memory();
+    const auth = await operatorTokens(CLUSTERS);
+    const headBefore = await app.call<number>('head');
+
+    const { warmupSec, durationSec } = loadSeconds();
+    const plan = (url: string, batch: number) => ({
+      url,
+      connections: batch > 1 ? BATCH_CONNECTIONS : CONNECTIONS,
+      warmupSec,
+      durationSec,
+      request: {
+        kind: 'reports',
+        path: '/v1/inventory/reports',
+        clusters: CLUSTERS,
+        perCluster: PER_CLUSTER,
+        batch,
+        auth,
+      } satisfies RequestSpec,
+    });
+    const runs = { bareBatch: [], appBatch: [], bareSingle: [], appSingle: [] } as Record<
+      'bareBatch' | 'appBatch' | 'bareSingle' | 'appSingle',
+      LoadResult[]
+    >;
+    let peakDuringLoad = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      runs.bareBatch.push(await runLoad(plan(bare.url, BATCH)));
+      runs.appBatch.push(await runLoad(plan(app.url, BATCH)));
+      await quiet(app);
+      peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
+      runs.bareSingle.push(await runLoad(plan(bare.url, 1)));
+      runs.appSingle.push(await runLoad(plan(app.url, 1)));
+      await quiet(app);
+      peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
+    }
+    const appended = (await app.call<number>('head')) - headBefore;
+    if (appended !== 0) throw new Error(`no-change reports appended ${appended} events`);
+    const steady = app.memory();
+
+    const rps = (rs: LoadResult[]) => median(rs.map((r) => r.rps));
+    const p99 = (rs: LoadResult[]) => median(rs.map((r) => r.p99Ms));
+    const batchNodes = rps(runs.appBatch) * BATCH;
+    const bareBatchNodes = rps(runs.bareBatch) * BATCH;
+    const single = rps(runs.appSingle);
+    const bareSingle = rps(runs.bareSingle);
+    const mib = (b: number) => Math.round(b / 2 ** 20);
+    return [
+      {
+        name: 'nodes.register_100k_via_service',
+        value: Math.round(registerSec),
+        unit: 's',
+        target: `informational: 100 reports of 1000 new nodes, projections settled (RSS then ${mib(afterRegister.rss)} MiB)`,
+      },
+      {
+        name: 'nodes.report_no_change_batches_of_100',
+        value: batchNodes,
+        unit: 'node reports/s',
+        ceiling: { name: 'bare Fastify parsing the same 100-node bodies', value: bareBatchNodes },
+        target: `>= 50,000 node reports/s (p99 ${p99(runs.appBatch)} ms, ${rps(runs.appBatch)} req/s, ${BATCH_CONNECTIONS} connections${failures(runs.appBatch)})`,
+        met: batchNodes >= 50_000 && failures(runs.appBatch) === '',
+      },
+      {
+        name: 'nodes.report_single_node',
+        value: single,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify parsing the same 1-node bodies', value: bareSingle },
+        target: `>= 50 % of ceiling${failures(runs.appSingle)}`,
+        met: single / bareSingle >= 0.5 && failures(runs.appSingle) === '',
+      },
+      {
+        name: 'nodes.report_single_node_p99',
+        value: p99(runs.appSingle),
+        unit: 'ms',
+        ceiling: { name: 'bare Fastify p99', value: p99(runs.bareSingle) },
+        target: '<= 20 ms',
+        met: single > 0 && p99(runs.appSingle) <= 20,
+      },
+      {
+        name: 'nodes.rss_at_100k_nodes',
+        value: mib(Math.max(steady.peakRss, peakDuringLoad)),
+        unit: 'MiB (peak RSS, VmHWM)',
+        target: `<= 1024 MiB (RSS after the load runs ${mib(steady.rss)} MiB)`,
+        met: Math.max(steady.peakRss, peakDuringLoad) <= GIB,
+      },
+    ];
+  } finally {
+    await Promise.all([bare.stop(), app.stop()]);
+  }
+};
+
+type EventPage = {
+  events: Array<{ data: { lastSeenAt: string; at: string; reason: string } }>;
+  nextPosition: number | null;
+};
+
+/**
+ * Liveness at scale: 1000 nodes in 100 clusters (10 each) report once and fall silent together;
+ * BullMQ on Redis (unique prefix, deleted afterwards), NODE_STALE_SEC=2. The figure is each
+ * NodeWentOffline's `at` minus (lastSeenAt + 2 s). MASS_FAILURE_RATIO=1 switches the
+ * mass-failure guard off for this figure: whole clusters going silent is exactly what it holds.
+ */
+const livenessFigures = async (): Promise<Figure[]> => {
+  const scratch = redisScratch();
+  const app = await startServer('app', {
+    REDIS_URL,
+    REDIS_PREFIX: scratch.prefix,
+    NODE_STALE_SEC: String(STALE_SEC),
+    MASS_FAILURE_RATIO: '1',
+  });
+  try {
+    const auth = await operatorTokens(LIVENESS_CLUSTERS);
+    const total = LIVENESS_CLUSTERS * LIVENESS_PER_CLUSTER;
+    await Promise.all(
+      Array.from({ length: LIVENESS_CLUSTERS }, async (_, c) => {
+        const res = await fetch(`${app.url}/v1/inventory/reports`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: auth[c] },
+          body: reportBody(c, 0, LIVENESS_PER_CLUSTER),
+        });
+        if (res.status !== 200) throw new Error(`registration answered ${res.status}`);
+      }),
+    );
+    const tokens = new TokenService(BENCH_SECRET);
+    const auditor = `Bearer ${await tokens.sign({ sub: 'bench-auditor', roles: ['auditor'] })}`;
+    const delays: number[] = [];
+    const deadline = Date.now() + 30_000 + STALE_SEC * 1000;
+    let from = 0;
+    while (delays.length < total && Date.now() < deadline) {
+      const res = await fetch(
+        `${app.url}/v1/events?type=NodeWentOffline&limit=1000&fromPosition=${from}`,
+        { headers: { authorization: auditor } },
+      );
+      const page = (await res.json()) as EventPage;
+      for (const e of page.events) {
+        if (e.data.reason !== 'heartbeat_timeout') continue;
+        delays.push(Date.parse(e.data.at) - (Date.parse(e.data.lastSeenAt) + STALE_SEC * 1000));
+      }
+      if (page.nextPosition !== null && page.nextPosition !== undefined) from = page.nextPosition;
+      if (page.events.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+    const p50 = delays.length ? percentile(delays, 50) : Number.NaN;
+    const p99 = delays.length === total ? percentile(delays, 99) : Number.POSITIVE_INFINITY;
+    return [
+      {
+        name: 'nodes.offline_after_deadline_1000_nodes_p99',
+        value: p99,
+        unit: 'ms',
+        target: `<= 1000 ms (p50 ${p50} ms, max ${delays.length ? Math.max(...delays) : NaN} ms, ${delays.length}/${total} nodes offline; BullMQ, MASS_FAILURE_RATIO=1)`,
+        met: delays.length === total && p99 <= 1000,
+      },
+    ];
+  } finally {
+    await app.stop();
+    await scratch.drop();
+  }
+};
+
+const run = async (): Promise<Figure[]> => [
+  ...(await inventoryFigures()),
+  ...(await livenessFigures()),
+];
+
+export const nodesBench: BenchSuite = { name: 'nodes', run };

@@ -1,0 +1,121 @@
+/**
+ * A benchmark server in a process of its own, so its RSS and CPU are its alone and the load
+ * generator does not share its event loop. Forked by bench/procs.ts with an IPC channel:
+ *   BENCH_SERVER=bare  a bare Fastify 5 server: POST routes that parse JSON and answer a small body;
+ *   BENCH_SERVER=app   the real control plane (createApp), configured from the environment.
+ * It sends {type:'ready', url} once listening, then answers {id, cmd, args} requests.
+ */
+import 'reflect-metadata';
+import Fastify from 'fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../apps/control-plane/src/app.factory';
+import { loadConfig } from '../apps/control-plane/src/config/config';
+import { InventoryService } from '../apps/control-plane/src/nodes/inventory.service';
+import { EVENT_STORE } from '../apps/control-plane/src/platform/runtime/tokens';
+import { SubscriptionRunner } from '../libs/cqrs/src';
+import type { EventStore } from '../libs/eventstore/src/port';
+import { CommandContext, uuidV7 } from '../libs/kernel/src';
+import { clusterIdOf, nodeReport } from './fleet';
+
+export type ServerRequest = { id: number; cmd: string; args?: Record<string, number> };
+export type ServerReply = { id: number; ok: boolean; value?: unknown; error?: string };
+
+const send = (message: unknown): void => {
+  process.send?.(message);
+};
+
+const usage = (): { rss: number; heapUsed: number } => {
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed };
+};
+
+const startBare = async (): Promise<{ url: string; handle: Handler }> => {
+  const fastify = Fastify({ logger: false, bodyLimit: 1_048_576 });
+  // The same work the app's routes start with: parse the JSON body, answer a small JSON body.
+  fastify.post('/echo', async (request) => ({
+    ok: true,
+    size: Object.keys(request.body as object).length,
+  }));
+  fastify.post('/v1/inventory/reports', async (request) => {
+    const body = request.body as { nodes: unknown[] };
+    return { nodes: body.nodes.length };
+  });
+  const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
+  return { url, handle: async (cmd) => (cmd === 'usage' ? usage() : undefined) };
+};
+
+type Handler = (cmd: string, args: Record<string, number>) => Promise<unknown>;
+
+const adminContext = (): CommandContext => {
+  const commandId = uuidV7();
+  return {
+    commandId,
+    correlationId: commandId,
+    causationId: commandId,
+    actor: { sub: 'bench', roles: ['admin'] },
+    now: new Date(),
+  };
+};
+
+const startApp = async (): Promise<{ url: string; handle: Handler }> => {
+  const config = loadConfig(process.env);
+  const { app } = await createApp(config);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const handle = appHandler(app);
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  return { url: `http://127.0.0.1:${port}`, handle };
+};
+
+const appHandler =
+  (app: NestFastifyApplication): Handler =>
+  async (cmd, args) => {
+    switch (cmd) {
+      case 'usage':
+        return usage();
+      case 'head':
+        return app.get<EventStore>(EVENT_STORE).headPosition();
+      case 'settle':
+        // Every projection and reactor has handled the whole log: the box is quiet again.
+        await app.get(SubscriptionRunner).caughtUp();
+        return true;
+      case 'register': {
+        // Registration is not a measured figure: straight to the service, 1000 nodes a call.
+        const inventory = app.get(InventoryService);
+        const { clusters, perCluster } = args;
+        for (let c = 0; c < clusters; c++) {
+          for (let n = 0; n < perCluster; n += 1000) {
+            const count = Math.min(1000, perCluster - n);
+            const reports = Array.from({ length: count }, (_, i) => nodeReport(c, n + i));
+            await inventory.report(clusterIdOf(c), reports, adminContext());
+          }
+        }
+        return clusters * perCluster;
+      }
+      default:
+        throw new Error(`unknown command ${cmd}`);
+    }
+  };
+
+const main = async (): Promise<void> => {
+  const { url, handle } =
+    process.env.BENCH_SERVER === 'bare' ? await startBare() : await startApp();
+  process.on('message', (message: ServerRequest) => {
+    handle(message.cmd, message.args ?? {}).then(
+      (value) => send({ id: message.id, ok: true, value } satisfies ServerReply),
+      (error: unknown) =>
+        send({ id: message.id, ok: false, error: String(error) } satisfies ServerReply),
+    );
+  });
+  // The parent going away ends this process too: a benchmark never leaves a server behind.
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready', url, pid: process.pid });
+};
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `bench server failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+  );
+  process.exit(1);
+});
