@@ -3,6 +3,9 @@ import { Message, EventCodec } from '../../../../libs/kernel/src';
 import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { CordonSyncService } from './cordon-sync/cordon-sync.service';
+import { NodeDirectivesController } from './cordon-sync/node-directives.controller';
+import { NodeDirectivesService } from './cordon-sync/node-directives.service';
 import { HeartbeatModule } from './heartbeat/heartbeat.module';
 import { InventoryController } from './inventory.controller';
 import { InventoryService } from './inventory.service';
@@ -15,8 +18,15 @@ import { NodesQueries } from './nodes.queries';
 
 @Module({
   imports: [HeartbeatModule],
-  controllers: [InventoryController, NodesController],
-  providers: [InventoryService, LivenessService, NodesQueries, NodeCommands],
+  controllers: [InventoryController, NodesController, NodeDirectivesController],
+  providers: [
+    InventoryService,
+    LivenessService,
+    NodesQueries,
+    NodeCommands,
+    NodeDirectivesService,
+    CordonSyncService,
+  ],
   exports: [NodesQueries, NodeCommands, LivenessService, HeartbeatModule],
 })
 export class NodesModule implements OnModuleInit {

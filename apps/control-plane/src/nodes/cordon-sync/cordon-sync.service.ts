@@ -1,0 +1,160 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { CommandPipeline } from '../../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../../libs/eventstore/src/port';
+import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { SYSTEM_ACTOR, uuidFrom } from '../../../../../libs/kernel/src';
+import { Doc, Filter, ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Config } from '../../config/config';
+import { JobQueues } from '../../platform/observability/job-queues';
+import { Runtime } from '../../platform/runtime/runtime.service';
+import { SubscriptionsRegistry } from '../../platform/runtime/subscriptions.registry';
+import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../../platform/runtime/tokens';
+import { nodeAggregate } from '../node.aggregate';
+import { nodeCodec, nodeStreamId } from '../node.events';
+import { NODES, NodeDoc } from '../nodes.projection';
+
+export const CORDON_SYNC_QUEUE = 'cordon-sync-deadline';
+
+/** One pending deadline per node: the desired state it checks and when that state was set. */
+export type CordonSyncJob = {
+  nodeId: string;
+  desired: boolean;
+  since: string;
+  /** The cordon's correlation id, so an auditor follows it to the overdue flag. */
+  correlationId: string;
+  causationId: string;
+};
+
+/** Nodes whose desired cordon state differs from what Kubernetes last said (or never said). */
+const UNSYNCED: readonly Filter[] = [
+  { 'cordon.desired': true, 'cordon.observed': { $ne: true } },
+  { 'cordon.desired': false, 'cordon.observed': { $ne: false } },
+];
+
+/**
+ * The cordon-sync deadline saga. Each cordon or uncordon schedules one job (id = nodeId, so a
+ * newer change replaces the older deadline) at the change time + cordonSyncSec. When it fires
+ * it re-reads the node and, if Kubernetes still shows the other state, issues
+ * FlagCordonSyncOverdue; the decider appends NodeCordonSyncOverdue at most once per change.
+ * Jobs are hints: at start a reconciler re-arms the deadlines of unsynced, unflagged nodes.
+ */
+@Injectable()
+export class CordonSyncService implements OnModuleInit {
+  private readonly logger = new Logger('cordon-sync');
+  private readonly syncMs: number;
+
+  constructor(
+    @Inject(CONFIG) config: Config,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(Runtime) private readonly runtime: Runtime,
+    @Inject(JobQueues) private readonly queues: JobQueues,
+  ) {
+    this.syncMs = config.cordonSyncSec * 1000;
+  }
+
+  onModuleInit(): void {
+    this.jobs.register<CordonSyncJob>(CORDON_SYNC_QUEUE, (job) => this.fire(job), {
+      attempts: 20,
+      backoffMs: 200,
+      concurrency: 20,
+    });
+    this.queues.declare(CORDON_SYNC_QUEUE);
+    this.registry.addReactor({ name: 'cordon-sync', react: (e) => this.react(e) });
+    this.runtime.afterStart(async () => {
+      await this.reconcile();
+    });
+  }
+
+  /** Arms the deadline on every desired-state change; a deleted node needs none. */
+  async react(stored: StoredEvent): Promise<void> {
+    if (!stored.streamId.startsWith('node-')) return;
+    const event = nodeCodec.decode(stored.type, stored.data);
+    if (!event) return;
+    const nodeId = stored.streamId.slice('node-'.length);
+    switch (event.type) {
+      case 'NodeCordoned':
+      case 'NodeUncordoned':
+        return this.arm({
+          nodeId,
+          desired: event.type === 'NodeCordoned',
+          since: event.data.at,
+          correlationId: stored.metadata.correlationId,
+          causationId: stored.eventId,
+        });
+      case 'NodeDeleted':
+        return this.jobs.cancel(CORDON_SYNC_QUEUE, nodeId);
+      default:
+        return;
+    }
+  }
+
+  private arm(job: CordonSyncJob): Promise<void> {
+    const runAt = Date.parse(job.since) + this.syncMs;
+    return this.jobs.schedule<CordonSyncJob>(CORDON_SYNC_QUEUE, job.nodeId, runAt, job);
+  }
+
+  /** The deadline fired: flag the change if Kubernetes still does not show it. */
+  async fire(job: CordonSyncJob): Promise<void> {
+    const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(job.nodeId));
+    if (state.status !== 'online' && state.status !== 'offline') return;
+    const { desired, since, overdue } = state.cordon;
+    // A newer change armed its own deadline; this one is stale.
+    if (desired !== job.desired || since !== job.since) return;
+    if (overdue || state.observedUnschedulable === desired) return;
+    const now = new Date();
+    // One command per change: a retried or duplicated job appends nothing new.
+    const commandId = uuidFrom('cordon-sync-overdue', job.nodeId, job.since, String(job.desired));
+    await this.pipeline.handle(
+      nodeAggregate,
+      nodeStreamId(job.nodeId),
+      { type: 'FlagCordonSyncOverdue', data: { desired: job.desired, at: now.toISOString() } },
+      {
+        commandId,
+        correlationId: job.correlationId,
+        causationId: job.causationId,
+        actor: SYSTEM_ACTOR,
+        now,
+      },
+    );
+  }
+
+  /** Re-arms missing deadlines from state (after a restart or a lost Redis). */
+  async reconcile(): Promise<number> {
+    let rearmed = 0;
+    try {
+      for (const filter of UNSYNCED) {
+        let cursor: string | null = null;
+        do {
+          const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
+            NodeDoc & Doc
+          >(NODES, filter, { limit: 1000, cursor });
+          for (const doc of page.items) {
+            if ((await this.jobs.scheduledAt(CORDON_SYNC_QUEUE, doc.nodeId)) !== null) continue;
+            const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(doc.nodeId));
+            if (state.status !== 'online' && state.status !== 'offline') continue;
+            const { desired, since, overdue } = state.cordon;
+            if (since === null || overdue || state.observedUnschedulable === desired) continue;
+            await this.arm({
+              nodeId: doc.nodeId,
+              desired,
+              since,
+              correlationId: uuidFrom('cordon-sync-reconcile', doc.nodeId, since),
+              causationId: uuidFrom('cordon-sync-reconcile', doc.nodeId, since),
+            });
+            rearmed++;
+          }
+          cursor = page.nextCursor;
+        } while (cursor);
+      }
+      if (rearmed > 0) this.logger.log(`re-armed ${rearmed} cordon-sync deadline(s) from state`);
+    } catch (error) {
+      this.logger.warn(
+        `reconcile failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return rearmed;
+  }
+}

@@ -1,0 +1,49 @@
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { DomainError } from '../../../../../libs/kernel/src';
+import { Caller, mayReportFor } from '../../platform/auth/caller';
+import { CurrentCaller, Roles } from '../../platform/auth/decorators';
+import { validationFailed } from '../../platform/errors/error-envelope';
+import { CLUSTER_ID } from '../inventory.dto';
+import { DEFAULT_WAIT_SEC, NodeDirectivesPage, NodeDirectivesQuery } from './node-directives.dto';
+import { NodeDirectivesService, decodeCursor } from './node-directives.service';
+
+@ApiTags('inventory')
+@ApiBearerAuth()
+@Controller('v1/clusters')
+export class NodeDirectivesController {
+  constructor(@Inject(NodeDirectivesService) private readonly directives: NodeDirectivesService) {}
+
+  /**
+   * The operator's long-poll: the desired state of the cluster's nodes that changed after
+   * `since`, answered as soon as one changes (or empty after `wait` seconds).
+   */
+  @Get(':clusterId/node-directives')
+  @Roles('operator', 'admin')
+  @ApiOkResponse({ type: NodeDirectivesPage })
+  list(
+    @Param('clusterId') clusterId: string,
+    @Query() query: NodeDirectivesQuery,
+    @CurrentCaller() caller: Caller,
+  ): Promise<NodeDirectivesPage> {
+    if (!CLUSTER_ID.test(clusterId)) {
+      throw validationFailed([
+        { field: 'clusterId', problems: ['must be 1-63 characters of [a-z0-9-]'] },
+      ]);
+    }
+    if (!mayReportFor(caller, clusterId)) {
+      throw new DomainError(
+        'forbidden',
+        `this token may not read directives of cluster ${clusterId}`,
+        'forbidden',
+      );
+    }
+    const since = query.since === undefined ? null : decodeCursor(query.since);
+    if (query.since !== undefined && since === null) {
+      throw validationFailed([
+        { field: 'since', problems: ['must be a cursor from this endpoint'] },
+      ]);
+    }
+    return this.directives.poll(clusterId, since, (query.wait ?? DEFAULT_WAIT_SEC) * 1000);
+  }
+}
