@@ -43,8 +43,8 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(CHECKPOINTS) private readonly checkpoints: CheckpointStore,
-    private readonly runner: SubscriptionRunner,
-    private readonly registry: SubscriptionsRegistry,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Optional() @Inject(RUNTIME_MODE) mode?: RuntimeMode,
   ) {
     this.mode = mode ?? 'serve';
