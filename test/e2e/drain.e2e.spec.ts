@@ -40,10 +40,10 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
   const session = async (id: string) =>
     (await request(t.url).get(`/v1/sessions/${id}`).set(alice)).body;
   const drainDone = (drainId: string): Promise<Drain> =>
-    eventually(async () => {
+    eventually<Drain | null>(async () => {
       const d = (await request(t.url).get(`/v1/drains/${drainId}`).set(admin)).body as Drain;
       return d.status === 'completed' ? d : null;
-    }, 10_000);
+    }, 10_000) as Promise<Drain>;
 
   it('moves all four sessions onto a node with room, cordoning first', async () => {
     await reportNodes(report('d1', [gpuNode('src-01', 4, 'L40S')]));
