@@ -13,7 +13,7 @@ describe('sessions over HTTP', () => {
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
     bob = await t.auth('bob', ['user']);
-    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4', 's5']);
+    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4', 's5', 's6']);
   });
   afterAll(async () => t.close());
 
@@ -185,5 +185,85 @@ describe('sessions over HTTP', () => {
     const resumed = await act(pausing.body.sessionId, 'resume', bob);
     expect(resumed.body.status).toBe('running');
     expect(resumed.body.nodeId).not.toBe(nodeId);
+  });
+
+  it('bills exactly the running intervals: two records for run, pause, resume, terminate; none for the gap', async () => {
+    const first = await reportNodes(report('s6', [gpuNode('bill-01', 2, 'HPC_GPU')]));
+    const nodeId = first.body.nodes[0].nodeId;
+    const s = await create({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 2 });
+    const cards = s.body.gpus;
+    await new Promise((r) => setTimeout(r, 300));
+    await act(s.body.sessionId, 'pause');
+    await new Promise((r) => setTimeout(r, 400)); // the paused gap: never billed
+    await act(s.body.sessionId, 'resume');
+    await new Promise((r) => setTimeout(r, 200));
+    await act(s.body.sessionId, 'terminate');
+    const stream = await request(t.url).get(`/v1/streams/session-${s.body.sessionId}`).set(admin);
+    const at = (type: string) =>
+      stream.body.events
+        .filter((e: { type: string }) => e.type === type)
+        .map((e: { data: { at: string; endedAt?: string } }) => e.data);
+    const [started] = at('SessionStarted.v1');
+    const [paused] = at('SessionPaused.v1');
+    const [resumed] = at('SessionResumed.v1');
+    const [ended] = at('SessionTerminated.v1');
+    const records = await eventually(async () => {
+      const r = await request(t.url)
+        .get(`/v1/billing/records?sessionId=${s.body.sessionId}`)
+        .set(alice);
+      return r.body.items.length === 2 ? r.body : null;
+    });
+    const ms = (a: string, b: string) => Date.parse(b) - Date.parse(a);
+    const expected = [
+      { from: started.at, to: paused.at, ms: ms(started.at, paused.at) },
+      { from: resumed.at, to: ended.endedAt, ms: ms(resumed.at, ended.endedAt) },
+    ];
+    records.items.sort((a: { from: string }, b: { from: string }) => (a.from < b.from ? -1 : 1));
+    expected.forEach((e, i) => {
+      const rec = records.items[i];
+      expect(rec).toMatchObject({
+        sessionId: s.body.sessionId,
+        owner: 'alice',
+        nodeId,
+        hostname: 'bill-01',
+        gpuModel: 'HPC_GPU',
+        from: e.from,
+        to: e.to,
+        seconds: e.ms / 1000,
+        unitPricePerHour: 7200,
+        currency: 'KRW',
+      });
+      expect(rec.gpuUuids.sort()).toEqual([...cards].sort());
+      // round_half_up(ms × cards × price / 3_600_000)
+      expect(rec.amount).toBe(Math.floor((2 * e.ms * 2 * 7200 + 3_600_000) / 7_200_000));
+    });
+    expect(records.total).toBe(records.items[0].amount + records.items[1].amount);
+    const verify = await request(t.url)
+      .get(`/v1/billing/sessions/${s.body.sessionId}/verify`)
+      .set(alice);
+    expect(verify.body).toMatchObject({
+      recorded: records.total,
+      recomputed: records.total,
+      ok: true,
+    });
+    // Bob sees neither the records nor the verification of Alice's session.
+    expect((await request(t.url).get(`/v1/billing/records?owner=alice`).set(bob)).status).toBe(403);
+    expect(
+      (await request(t.url).get(`/v1/billing/sessions/${s.body.sessionId}/verify`).set(bob)).status,
+    ).toBe(404);
+    // Deleting the node afterwards leaves every record, card uuids included.
+    await reportNodes(report('s6', [gpuNode('bill-01', 2, 'HPC_GPU', { kubeletReady: false })]));
+    await eventually(
+      async () => (await request(t.url).delete(`/v1/nodes/${nodeId}`).set(admin)).status === 204,
+    );
+    const after = await request(t.url)
+      .get(`/v1/billing/records?sessionId=${s.body.sessionId}`)
+      .set(admin);
+    expect(after.body.items.map((r: { recordId: string }) => r.recordId).sort()).toEqual(
+      records.items.map((r: { recordId: string }) => r.recordId).sort(),
+    );
+    expect(after.body.items.every((r: { gpuUuids: string[] }) => r.gpuUuids.length === 2)).toBe(
+      true,
+    );
   });
 });
