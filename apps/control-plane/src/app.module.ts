@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
 import { BillingModule } from './billing/billing.module';
+import { ClustersModule } from './clusters/clusters.module';
 import { DrainsModule } from './drains/drains.module';
 import { NodesModule } from './nodes/nodes.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -28,6 +29,7 @@ export class AppModule {
         BillingModule,
         SessionsModule,
         DrainsModule,
+        ClustersModule,
       ],
     };
   }

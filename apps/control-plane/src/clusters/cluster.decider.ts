@@ -1,0 +1,171 @@
+import { Aggregate } from '../../../../libs/cqrs/src';
+import {
+  Decider,
+  DomainError,
+  assertNever,
+  invalidTransition,
+  notFound,
+} from '../../../../libs/kernel/src';
+import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
+
+export type ClusterCommand =
+  | {
+      type: 'RequestCluster';
+      data: {
+        clusterId: string;
+        name: string;
+        k8sVersion: string;
+        podCidr: string;
+        serviceCidr: string;
+        at: string;
+      };
+    }
+  | { type: 'AdoptCluster'; data: { clusterId: string; seenNodeId: string; at: string } }
+  | { type: 'TransitionCluster'; data: { to: ClusterStatus; reason: string | null; at: string } }
+  | { type: 'AddPoolToCluster'; data: { poolId: string; at: string } }
+  | { type: 'RemovePoolFromCluster'; data: { poolId: string; at: string } };
+
+export type ClusterFacts = {
+  readonly clusterId: string;
+  readonly name: string | null;
+  readonly k8sVersion: string | null;
+  readonly podCidr: string | null;
+  readonly serviceCidr: string | null;
+  readonly adopted: boolean;
+  readonly pools: readonly string[];
+  /** The step a failed cluster failed in: retrying goes back to it. */
+  readonly failedFrom: ClusterStatus | null;
+};
+
+export type ClusterState =
+  { readonly status: 'absent' } | ({ readonly status: ClusterStatus } & ClusterFacts);
+
+/** Every move the lifecycle allows besides `→ failed` (from any step but failed itself). */
+const NEXT: Readonly<Record<ClusterStatus, readonly ClusterStatus[]>> = {
+  requested: ['provisioning', 'deleting'],
+  provisioning: ['bootstrapping', 'deleting'],
+  bootstrapping: ['running', 'deleting'],
+  running: ['degraded', 'upgrading', 'deleting'],
+  degraded: ['running', 'deleting'],
+  upgrading: ['running', 'deleting'],
+  deleting: [],
+  failed: ['deleting'],
+};
+
+/** Whether `to` may follow `state` (failed retries the step it failed in). */
+export const mayTransition = (
+  state: Extract<ClusterState, { failedFrom: unknown }>,
+  to: ClusterStatus,
+): boolean => {
+  if (to === 'failed') return state.status !== 'failed';
+  if (state.status === 'failed') return to === state.failedFrom || NEXT.failed.includes(to);
+  return NEXT[state.status].includes(to);
+};
+
+const existing = (state: ClusterState, id = ''): Extract<ClusterState, { pools: unknown }> => {
+  if (state.status === 'absent') throw notFound('cluster', id);
+  return state;
+};
+
+export const decideCluster = (command: ClusterCommand, state: ClusterState): ClusterEvent[] => {
+  switch (command.type) {
+    case 'RequestCluster':
+      // The id derives from the command (Idempotency-Key): a repeat creates nothing new.
+      if (state.status !== 'absent') return [];
+      return [{ type: 'ClusterRequested', data: command.data }];
+    case 'AdoptCluster':
+      if (state.status !== 'absent') return [];
+      return [{ type: 'ClusterAdopted', data: command.data }];
+    case 'TransitionCluster': {
+      const cluster = existing(state);
+      const { to, reason, at } = command.data;
+      if (cluster.status === to) return []; // reported twice: already there
+      if (!mayTransition(cluster, to))
+        throw invalidTransition('cluster', cluster.status, `go to ${to}`);
+      return [
+        {
+          type: 'ClusterTransitioned',
+          data: { clusterId: cluster.clusterId, from: cluster.status, to, reason, at },
+        },
+      ];
+    }
+    case 'AddPoolToCluster': {
+      const cluster = existing(state);
+      if (cluster.pools.includes(command.data.poolId)) return [];
+      if (cluster.status === 'deleting') {
+        throw invalidTransition('cluster', cluster.status, 'take a new node pool');
+      }
+      return [
+        { type: 'ClusterPoolAdded', data: { clusterId: cluster.clusterId, ...command.data } },
+      ];
+    }
+    case 'RemovePoolFromCluster': {
+      const cluster = existing(state);
+      if (!cluster.pools.includes(command.data.poolId)) return [];
+      if (cluster.pools.length === 1 && cluster.status !== 'deleting') {
+        throw new DomainError(
+          'last_pool',
+          `pool ${command.data.poolId} is the last node pool of cluster ${cluster.clusterId}`,
+          'conflict',
+          { clusterId: cluster.clusterId, poolId: command.data.poolId },
+        );
+      }
+      return [
+        { type: 'ClusterPoolRemoved', data: { clusterId: cluster.clusterId, ...command.data } },
+      ];
+    }
+    default:
+      return assertNever(command, 'cluster command');
+  }
+};
+
+export const evolveCluster = (state: ClusterState, event: ClusterEvent): ClusterState => {
+  switch (event.type) {
+    case 'ClusterRequested': {
+      const { at: _at, ...d } = event.data;
+      return { status: 'requested', ...d, adopted: false, pools: [], failedFrom: null };
+    }
+    case 'ClusterAdopted':
+      return {
+        status: 'running',
+        clusterId: event.data.clusterId,
+        name: null,
+        k8sVersion: null,
+        podCidr: null,
+        serviceCidr: null,
+        adopted: true,
+        pools: [],
+        failedFrom: null,
+      };
+    case 'ClusterTransitioned': {
+      const cluster = existing(state);
+      return {
+        ...cluster,
+        status: event.data.to,
+        failedFrom: event.data.to === 'failed' ? event.data.from : null,
+      };
+    }
+    case 'ClusterPoolAdded': {
+      const cluster = existing(state);
+      return { ...cluster, pools: [...cluster.pools, event.data.poolId] };
+    }
+    case 'ClusterPoolRemoved': {
+      const cluster = existing(state);
+      return { ...cluster, pools: cluster.pools.filter((p) => p !== event.data.poolId) };
+    }
+    default:
+      return assertNever(event, 'cluster event');
+  }
+};
+
+export const clusterDecider: Decider<ClusterCommand, ClusterEvent, ClusterState> = {
+  decide: decideCluster,
+  evolve: evolveCluster,
+  initialState: () => ({ status: 'absent' }),
+};
+
+export const clusterAggregate: Aggregate<ClusterCommand, ClusterEvent, ClusterState> = {
+  name: 'cluster',
+  decider: clusterDecider,
+  codec: clusterCodec,
+};

@@ -1,0 +1,154 @@
+import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
+import { clusterDecider } from './cluster.decider';
+import { ClusterEvent, ClusterStatus } from './cluster.events';
+import { cidrsOverlap, parseCidr } from './cidr';
+
+const spec = deciderSpec(clusterDecider);
+const at = '2026-12-02T10:00:00.000Z';
+const requested: ClusterEvent = {
+  type: 'ClusterRequested',
+  data: {
+    clusterId: 'c1',
+    name: 'prod',
+    k8sVersion: '1.30.4',
+    podCidr: '10.244.0.0/16',
+    serviceCidr: '10.96.0.0/12',
+    at,
+  },
+};
+const moved = (from: ClusterStatus, to: ClusterStatus): ClusterEvent => ({
+  type: 'ClusterTransitioned',
+  data: { clusterId: 'c1', from, to, reason: null, at },
+});
+const go = (to: ClusterStatus) => ({
+  type: 'TransitionCluster' as const,
+  data: { to, reason: null, at },
+});
+const running = [
+  requested,
+  moved('requested', 'provisioning'),
+  moved('provisioning', 'bootstrapping'),
+  moved('bootstrapping', 'running'),
+];
+
+describe('cluster lifecycle', () => {
+  it('is requested when created, and a repeated request changes nothing', () => {
+    spec.given([]).when({ type: 'RequestCluster', data: requested.data }).then([requested]);
+    spec.given([requested]).when({ type: 'RequestCluster', data: requested.data }).thenNothing();
+  });
+
+  it('walks requested → provisioning → bootstrapping → running', () => {
+    spec
+      .given([requested])
+      .when(go('provisioning'))
+      .then([moved('requested', 'provisioning')]);
+    spec
+      .given(running.slice(0, 2))
+      .when(go('bootstrapping'))
+      .then([moved('provisioning', 'bootstrapping')]);
+    spec
+      .given(running.slice(0, 3))
+      .when(go('running'))
+      .then([moved('bootstrapping', 'running')]);
+    expect(spec.given(running).state.status).toBe('running');
+  });
+
+  it('goes running ⇄ degraded and running → upgrading → running', () => {
+    spec
+      .given(running)
+      .when(go('degraded'))
+      .then([moved('running', 'degraded')]);
+    spec
+      .given([...running, moved('running', 'degraded')])
+      .when(go('running'))
+      .then([moved('degraded', 'running')]);
+    spec
+      .given(running)
+      .when(go('upgrading'))
+      .then([moved('running', 'upgrading')]);
+    spec
+      .given([...running, moved('running', 'upgrading')])
+      .when(go('running'))
+      .then([moved('upgrading', 'running')]);
+  });
+
+  it('may fail from any step and retries the step it failed in', () => {
+    const failed = [...running.slice(0, 2), moved('provisioning', 'failed')];
+    spec
+      .given(running.slice(0, 2))
+      .when(go('failed'))
+      .then([moved('provisioning', 'failed')]);
+    spec
+      .given(failed)
+      .when(go('provisioning'))
+      .then([moved('failed', 'provisioning')]);
+    spec
+      .given(failed)
+      .when(go('deleting'))
+      .then([moved('failed', 'deleting')]);
+    spec.given(failed).when(go('running')).thenRefuses('invalid_transition');
+  });
+
+  it('refuses any other move with invalid_transition', () => {
+    spec.given([requested]).when(go('running')).thenRefuses('invalid_transition');
+    spec.given(running).when(go('provisioning')).thenRefuses('invalid_transition');
+    spec
+      .given([...running, moved('running', 'deleting')])
+      .when(go('running'))
+      .thenRefuses('invalid_transition');
+    spec.given([]).when(go('running')).thenRefuses('not_found');
+  });
+
+  it('treats a step reported twice as done', () => {
+    spec.given(running).when(go('running')).thenNothing();
+  });
+
+  it('adopts a cluster first seen in a report as running, once', () => {
+    const adopt = {
+      type: 'AdoptCluster' as const,
+      data: { clusterId: 'c9', seenNodeId: 'n1', at },
+    };
+    spec
+      .given([])
+      .when(adopt)
+      .then([{ type: 'ClusterAdopted', data: adopt.data }]);
+    expect(spec.given([{ type: 'ClusterAdopted', data: adopt.data }]).state.status).toBe('running');
+    spec
+      .given([{ type: 'ClusterAdopted', data: adopt.data }])
+      .when(adopt)
+      .thenNothing();
+    spec.given([requested]).when(adopt).thenNothing();
+  });
+
+  describe('when the cluster has one pool left', () => {
+    const onePool: ClusterEvent[] = [
+      ...running,
+      { type: 'ClusterPoolAdded', data: { clusterId: 'c1', poolId: 'p1', at } },
+    ];
+    it('refuses to remove it (last_pool) and removes one of two', () => {
+      spec
+        .given(onePool)
+        .when({ type: 'RemovePoolFromCluster', data: { poolId: 'p1', at } })
+        .thenRefuses('last_pool');
+      spec
+        .given([
+          ...onePool,
+          { type: 'ClusterPoolAdded', data: { clusterId: 'c1', poolId: 'p2', at } },
+        ])
+        .when({ type: 'RemovePoolFromCluster', data: { poolId: 'p1', at } })
+        .then([{ type: 'ClusterPoolRemoved', data: { clusterId: 'c1', poolId: 'p1', at } }]);
+    });
+  });
+});
+
+describe('CIDRs', () => {
+  it('parses blocks strictly and finds overlaps', () => {
+    expect(parseCidr('10.244.0.0/16')).toEqual({ base: 0x0af40000, prefix: 16 });
+    expect(parseCidr('10.244.0.1/16')).toBeNull();
+    expect(parseCidr('300.0.0.0/8')).toBeNull();
+    expect(parseCidr('10.0.0.0/33')).toBeNull();
+    const a = parseCidr('10.0.0.0/8')!;
+    expect(cidrsOverlap(a, parseCidr('10.96.0.0/12')!)).toBe(true);
+    expect(cidrsOverlap(parseCidr('10.244.0.0/16')!, parseCidr('10.96.0.0/12')!)).toBe(false);
+  });
+});

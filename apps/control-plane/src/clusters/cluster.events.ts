@@ -1,0 +1,53 @@
+import { EventCodec } from '../../../../libs/kernel/src';
+
+export const CLUSTER_STATUSES = [
+  'requested',
+  'provisioning',
+  'bootstrapping',
+  'running',
+  'degraded',
+  'upgrading',
+  'deleting',
+  'failed',
+] as const;
+export type ClusterStatus = (typeof CLUSTER_STATUSES)[number];
+
+/**
+ * The cluster's lifecycle on `cluster-<id>`, beside the liveness events of the same stream
+ * (each decider decodes only its own). Pools are listed here too: the cluster stream is where
+ * "the last pool cannot be deleted" is decided, under its optimistic concurrency.
+ */
+export type ClusterEvent =
+  | {
+      type: 'ClusterRequested';
+      data: {
+        clusterId: string;
+        name: string;
+        k8sVersion: string;
+        podCidr: string;
+        serviceCidr: string;
+        at: string;
+      };
+    }
+  /** First seen in an operator's report: created outside this API, so running already. */
+  | { type: 'ClusterAdopted'; data: { clusterId: string; seenNodeId: string; at: string } }
+  | {
+      type: 'ClusterTransitioned';
+      data: {
+        clusterId: string;
+        from: ClusterStatus;
+        to: ClusterStatus;
+        reason: string | null;
+        at: string;
+      };
+    }
+  | { type: 'ClusterPoolAdded'; data: { clusterId: string; poolId: string; at: string } }
+  | { type: 'ClusterPoolRemoved'; data: { clusterId: string; poolId: string; at: string } };
+
+export const clusterCodec = new EventCodec<ClusterEvent>({
+  ClusterRequested: 1,
+  ClusterAdopted: 1,
+  ClusterTransitioned: 1,
+  ClusterPoolAdded: 1,
+  ClusterPoolRemoved: 1,
+});

@@ -1,0 +1,64 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { CLUSTER_STATUSES, ClusterStatus } from './cluster.events';
+
+const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;
+
+export class CreateClusterDto {
+  @ApiProperty({ example: 'gpu-prod-kr1', description: '1-63 characters of [A-Za-z0-9._-]' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+    message: 'name must be 1-63 characters of [A-Za-z0-9._-]',
+  })
+  name!: string;
+
+  @ApiProperty({ example: '1.30.4', description: 'Kubernetes version (major.minor[.patch])' })
+  @IsString()
+  @Matches(/^v?\d+\.\d+(\.\d+)?$/, { message: 'k8sVersion must look like 1.30 or 1.30.4' })
+  k8sVersion!: string;
+
+  @ApiProperty({ example: '10.244.0.0/16', description: 'IPv4 CIDR, no host bits set' })
+  @IsString()
+  @Matches(CIDR, { message: 'podCidr must be an IPv4 CIDR' })
+  podCidr!: string;
+
+  @ApiProperty({ example: '10.96.0.0/12', description: 'IPv4 CIDR, not overlapping podCidr' })
+  @IsString()
+  @Matches(CIDR, { message: 'serviceCidr must be an IPv4 CIDR' })
+  serviceCidr!: string;
+}
+
+export class TransitionClusterDto {
+  @ApiProperty({ enum: CLUSTER_STATUSES })
+  @IsIn(CLUSTER_STATUSES)
+  to!: ClusterStatus;
+
+  @ApiPropertyOptional({ maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+}
+
+export class ClusterCreated {
+  @ApiProperty() clusterId!: string;
+  @ApiProperty({ enum: CLUSTER_STATUSES }) status!: string;
+}
+
+export class ClusterView {
+  @ApiProperty() clusterId!: string;
+  @ApiProperty({ nullable: true, type: String }) name!: string | null;
+  @ApiProperty({ nullable: true, type: String }) k8sVersion!: string | null;
+  @ApiProperty({ nullable: true, type: String }) podCidr!: string | null;
+  @ApiProperty({ nullable: true, type: String }) serviceCidr!: string | null;
+  @ApiProperty({ enum: CLUSTER_STATUSES }) status!: string;
+  @ApiProperty({ description: 'First seen in an operator report, not created here' })
+  adopted!: boolean;
+  @ApiProperty({ type: [String] }) pools!: string[];
+  @ApiProperty({
+    example: [{ from: 'requested', to: 'provisioning', reason: null, at: '2026-12-02T10:00:00Z' }],
+  })
+  history!: Array<{ from: string | null; to: string; reason: string | null; at: string }>;
+  @ApiProperty() createdAt!: string;
+  @ApiProperty() updatedAt!: string;
+}

@@ -1,0 +1,102 @@
+import { Projection } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { assertNever } from '../../../../libs/kernel/src';
+import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
+
+export const CLUSTERS = 'clusters';
+
+export type ClusterDoc = {
+  _id: string;
+  _rev: number;
+  clusterId: string;
+  name: string | null;
+  k8sVersion: string | null;
+  podCidr: string | null;
+  serviceCidr: string | null;
+  status: ClusterStatus;
+  adopted: boolean;
+  pools: string[];
+  history: Array<{
+    from: ClusterStatus | null;
+    to: ClusterStatus;
+    reason: string | null;
+    at: string;
+  }>;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export const projectCluster = (
+  doc: ClusterDoc | null,
+  event: ClusterEvent,
+  revision: number,
+): ClusterDoc | null => {
+  const base = (clusterId: string, at: string): ClusterDoc => ({
+    _id: clusterId,
+    _rev: revision,
+    clusterId,
+    name: null,
+    k8sVersion: null,
+    podCidr: null,
+    serviceCidr: null,
+    status: 'requested',
+    adopted: false,
+    pools: [],
+    history: [],
+    createdAt: at,
+    updatedAt: at,
+  });
+  switch (event.type) {
+    case 'ClusterRequested': {
+      const { at, ...d } = event.data;
+      return {
+        ...base(d.clusterId, at),
+        ...d,
+        history: [{ from: null, to: 'requested', reason: null, at }],
+      };
+    }
+    case 'ClusterAdopted': {
+      const { clusterId, at } = event.data;
+      return {
+        ...base(clusterId, at),
+        status: 'running',
+        adopted: true,
+        history: [{ from: null, to: 'running', reason: 'adopted from an operator report', at }],
+      };
+    }
+    case 'ClusterTransitioned': {
+      if (!doc) return null;
+      const { from, to, reason, at } = event.data;
+      return {
+        ...doc,
+        _rev: revision,
+        status: to,
+        history: [...doc.history, { from, to, reason, at }],
+        updatedAt: at,
+      };
+    }
+    case 'ClusterPoolAdded':
+      if (!doc) return null;
+      return { ...doc, _rev: revision, pools: [...doc.pools, event.data.poolId] };
+    case 'ClusterPoolRemoved':
+      if (!doc) return null;
+      return { ...doc, _rev: revision, pools: doc.pools.filter((p) => p !== event.data.poolId) };
+    default:
+      return assertNever(event, 'cluster event');
+  }
+};
+
+export const clustersProjection: Projection = {
+  name: 'clusters',
+  collections: [{ name: CLUSTERS }],
+  async apply(stored: StoredEvent, writer) {
+    if (!stored.streamId.startsWith('cluster-')) return;
+    const event = clusterCodec.decode(stored.type, stored.data);
+    if (!event) return; // the liveness events of the same stream
+    const id = stored.streamId.slice('cluster-'.length);
+    const doc = await writer.get<ClusterDoc>(CLUSTERS, id);
+    if (doc && stored.revision <= doc._rev) return;
+    const next = projectCluster(doc, event, stored.revision);
+    if (next) writer.upsert(CLUSTERS, next);
+  },
+};

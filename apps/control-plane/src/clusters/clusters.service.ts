@@ -1,0 +1,115 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { CommandContext, SYSTEM_ACTOR, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { clusterStreamId } from './cluster-liveness.events';
+import { nodeCodec } from '../nodes/node.events';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { READ_MODELS } from '../platform/runtime/tokens';
+import { ClusterCommand, clusterAggregate } from './cluster.decider';
+import { ClusterStatus } from './cluster.events';
+import { CLUSTERS, ClusterDoc } from './clusters.projection';
+import { cidrsOverlap, parseCidr } from './cidr';
+
+export const CLUSTERS_PROJECTION = 'projection:clusters';
+
+export type ClusterInput = {
+  name: string;
+  k8sVersion: string;
+  podCidr: string;
+  serviceCidr: string;
+};
+
+@Injectable()
+export class ClustersService {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+  ) {}
+
+  async create(
+    input: ClusterInput,
+    ctx: CommandContext,
+  ): Promise<{ clusterId: string; status: ClusterStatus }> {
+    const pod = parseCidr(input.podCidr);
+    const service = parseCidr(input.serviceCidr);
+    const problems: Array<{ field: string; problems: string[] }> = [];
+    if (!pod)
+      problems.push({ field: 'podCidr', problems: ['must be an IPv4 CIDR with no host bits set'] });
+    if (!service)
+      problems.push({
+        field: 'serviceCidr',
+        problems: ['must be an IPv4 CIDR with no host bits set'],
+      });
+    if (pod && service && cidrsOverlap(pod, service)) {
+      problems.push({ field: 'serviceCidr', problems: [`overlaps podCidr ${input.podCidr}`] });
+    }
+    if (problems.length) throw validationFailed(problems);
+    // A cluster id is a valid operator clusterId (lower-case, [a-z0-9-]) and follows the command id.
+    const clusterId = uuidFrom('cluster', ctx.commandId);
+    const result = await this.pipeline.handle(
+      clusterAggregate,
+      clusterStreamId(clusterId),
+      { type: 'RequestCluster', data: { clusterId, ...input, at: ctx.now.toISOString() } },
+      ctx,
+    );
+    await this.runner.settle(result.position, [CLUSTERS_PROJECTION]);
+    const state = result.state;
+    return { clusterId, status: state.status === 'absent' ? 'requested' : state.status };
+  }
+
+  async execute(clusterId: string, command: ClusterCommand, ctx: CommandContext) {
+    const result = await this.pipeline.handle(
+      clusterAggregate,
+      clusterStreamId(clusterId),
+      command,
+      ctx,
+    );
+    await this.runner.settle(result.position, [CLUSTERS_PROJECTION]);
+    return result;
+  }
+
+  async transition(
+    clusterId: string,
+    to: ClusterStatus,
+    reason: string | null,
+    ctx: CommandContext,
+  ) {
+    await this.execute(
+      clusterId,
+      { type: 'TransitionCluster', data: { to, reason, at: ctx.now.toISOString() } },
+      ctx,
+    );
+    return this.get(clusterId);
+  }
+
+  async get(clusterId: string) {
+    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+    if (!doc) throw notFound('cluster', clusterId);
+    const { _id: _i, _rev: _r, ...view } = doc;
+    return view;
+  }
+
+  /** Adoption: a cluster first seen in an operator's report exists from then on, as running. */
+  async react(stored: StoredEvent): Promise<void> {
+    if (!stored.streamId.startsWith('node-')) return;
+    const event = nodeCodec.decode(stored.type, stored.data);
+    if (event?.type !== 'NodeRegistered') return;
+    const { clusterId, nodeId, registeredAt } = event.data;
+    const commandId = uuidFrom('adopt-cluster', clusterId);
+    await this.pipeline.handle(
+      clusterAggregate,
+      clusterStreamId(clusterId),
+      { type: 'AdoptCluster', data: { clusterId, seenNodeId: nodeId, at: registeredAt } },
+      {
+        commandId,
+        correlationId: stored.metadata.correlationId,
+        causationId: stored.eventId,
+        actor: SYSTEM_ACTOR,
+        now: new Date(registeredAt),
+      },
+    );
+  }
+}

@@ -1,0 +1,85 @@
+import request from 'supertest';
+import { startApp, TestApp } from '../support/app';
+import { eventually, gpuNode, report } from '../support/reports';
+
+describe('clusters over HTTP', () => {
+  let t: TestApp;
+  let admin: Record<string, string>;
+  let alice: Record<string, string>;
+  beforeAll(async () => {
+    t = await startApp();
+    admin = await t.auth('root', ['admin']);
+    alice = await t.auth('alice', ['user']);
+  });
+  afterAll(async () => t.close());
+
+  const create = (body: object, who = admin) =>
+    request(t.url).post('/v1/clusters').set(who).send(body);
+  const move = (id: string, to: string) =>
+    request(t.url).post(`/v1/clusters/${id}/transitions`).set(admin).send({ to });
+  const valid = {
+    name: 'prod-kr1',
+    k8sVersion: '1.30.4',
+    podCidr: '10.244.0.0/16',
+    serviceCidr: '10.96.0.0/12',
+  };
+
+  it('creates a cluster as requested and walks it to running through the command API', async () => {
+    const res = await create(valid);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ clusterId: expect.any(String), status: 'requested' });
+    const id = res.body.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping', 'running', 'degraded', 'running']) {
+      const step = await move(id, to);
+      expect(step.status).toBe(200);
+      expect(step.body.status).toBe(to);
+    }
+    const got = await request(t.url).get(`/v1/clusters/${id}`).set(admin);
+    expect(got.body).toMatchObject({ ...valid, clusterId: id, status: 'running', adopted: false });
+    expect(got.body.history.map((h: { to: string }) => h.to)).toEqual([
+      'requested',
+      'provisioning',
+      'bootstrapping',
+      'running',
+      'degraded',
+      'running',
+    ]);
+  });
+
+  it('refuses an invalid transition with 409 invalid_transition and changes nothing', async () => {
+    const id = (await create({ ...valid, name: 'other' })).body.clusterId as string;
+    const res = await move(id, 'running');
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('invalid_transition');
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.status).toBe(
+      'requested',
+    );
+    expect((await move(id, 'sleeping')).status).toBe(400);
+    expect((await move('no-such-cluster', 'provisioning')).status).toBe(404);
+  });
+
+  it('refuses bad and overlapping CIDRs, and non-admins', async () => {
+    const overlap = await create({ ...valid, serviceCidr: '10.244.128.0/17' });
+    expect(overlap.status).toBe(400);
+    expect(overlap.body.error.details.fields[0].field).toBe('serviceCidr');
+    expect((await create({ ...valid, podCidr: '10.244.0.1/16' })).status).toBe(400);
+    expect((await create({ ...valid, podCidr: '10.244.0.0/40' })).status).toBe(400);
+    expect((await create({ ...valid, extra: 1 })).status).toBe(400);
+    expect((await create(valid, alice)).status).toBe(403);
+  });
+
+  it('adopts a cluster first seen in an operator report as running', async () => {
+    const operator = await t.auth('op', ['operator'], ['legacy-1']);
+    await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(operator)
+      .send(report('legacy-1', [gpuNode('g-01'), gpuNode('g-02')]))
+      .expect(200);
+    const cluster = await eventually(async () => {
+      const res = await request(t.url).get('/v1/clusters/legacy-1').set(admin);
+      return res.status === 200 ? res.body : null;
+    });
+    expect(cluster).toMatchObject({ clusterId: 'legacy-1', status: 'running', adopted: true });
+    expect(cluster.history).toHaveLength(1);
+  });
+});
