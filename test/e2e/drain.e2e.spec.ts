@@ -82,6 +82,33 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
       const now = await session(s.sessionId);
       expect(now).toMatchObject({ status: 'running', nodeId: dst });
     }
+    // Billed right up to the pause and from the resume; nothing for the gap.
+    for (const s of sessions) {
+      await request(t.url).post(`/v1/sessions/${s.sessionId}/terminate`).set(alice).send();
+      const events = (await request(t.url).get(`/v1/streams/session-${s.sessionId}`).set(admin))
+        .body.events as Array<{
+        type: string;
+        data: { at: string; endedAt?: string };
+      }>;
+      const one = (type: string) => events.find((e) => e.type === type)!.data;
+      const records = await eventually(async () => {
+        const r = await request(t.url)
+          .get(`/v1/billing/records?sessionId=${s.sessionId}`)
+          .set(admin);
+        return r.body.items.length === 2 ? r.body.items : null;
+      });
+      const spans = records.map((r: { from: string; to: string }) => [r.from, r.to]).sort();
+      expect(spans).toEqual(
+        [
+          [one('SessionStarted.v1').at, one('SessionPaused.v1').at],
+          [one('SessionResumed.v1').at, one('SessionTerminated.v1').endedAt],
+        ].sort(),
+      );
+      const verify = await request(t.url)
+        .get(`/v1/billing/sessions/${s.sessionId}/verify`)
+        .set(admin);
+      expect(verify.body.ok).toBe(true);
+    }
     const srcAfter = (await request(t.url).get(`/v1/nodes/${src}`).set(admin)).body;
     expect(srcAfter).toMatchObject({
       status: 'cordoned',
