@@ -3,6 +3,7 @@ import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
 import { BillingModule } from './billing/billing.module';
 import { ClustersModule } from './clusters/clusters.module';
+import { PoolsModule } from './pools/pools.module';
 import { DrainsModule } from './drains/drains.module';
 import { NodesModule } from './nodes/nodes.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -30,6 +31,7 @@ export class AppModule {
         SessionsModule,
         DrainsModule,
         ClustersModule,
+        PoolsModule,
       ],
     };
   }

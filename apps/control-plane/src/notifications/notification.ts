@@ -2,6 +2,7 @@ import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters/cluster-liveness.events';
 import { NodeEvent, nodeCodec } from '../nodes/node.events';
+import { PoolEvent, poolCodec } from '../pools/pool.events';
 
 export const NOTIFICATION_TYPES = [
   'node_status_changed',
@@ -117,6 +118,16 @@ const RULES: ReadonlyMap<string, Rule> = new Map([
       at: iso(d.at),
     }),
   ),
+  ...on<PoolEvent, 'NodePoolEmptied'>(poolCodec, 'NodePoolEmptied', (d) => ({
+    type: 'pool_emptied',
+    clusterId: d.clusterId,
+    nodeId: d.nodeId,
+    hostname: d.hostname,
+    from: null,
+    to: null,
+    reason: `dedicated pool ${d.name} (${d.poolId}) has no GPU card left`,
+    at: iso(d.at),
+  })),
 ]);
 
 /** The stored event types that raise a notification. */

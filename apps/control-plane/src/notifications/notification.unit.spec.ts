@@ -150,6 +150,7 @@ describe('toNotification', () => {
       'ClusterReportsStalled.v1',
       'NodeCameOnline.v1',
       'NodeCordonSyncOverdue.v1',
+      'NodePoolEmptied.v1',
       'NodeWentOffline.v1',
     ]);
   });

@@ -3,7 +3,8 @@ import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { PlacementService } from './placement.service';
-import { POOL_ACCESS, openPoolAccess } from './pool-access';
+import { PoolAccessRule } from '../pools/pool-access.rule';
+import { POOL_ACCESS } from './pool-access';
 import { SessionProcessReactor } from './session-process.reactor';
 import { SessionQueueService } from './session-queue.service';
 import { sessionCodec } from './session.events';
@@ -14,7 +15,7 @@ import { SessionsService } from './sessions.service';
 @Module({
   controllers: [SessionsController],
   providers: [
-    { provide: POOL_ACCESS, useValue: openPoolAccess },
+    { provide: POOL_ACCESS, useClass: PoolAccessRule },
     PlacementService,
     SessionsService,
     SessionProcessReactor,

@@ -1,0 +1,63 @@
+import { EventCodec } from '../../../../libs/kernel/src';
+import { GpuModel } from '../config/config';
+import { NodeMode } from '../nodes/node.events';
+
+export type PoolKind = 'gpu' | 'cpu';
+export const POOL_OPERATION_TYPES = [
+  'scale_node_pool',
+  'resize_node_pool',
+  'delete_node_pool',
+] as const;
+export type PoolOperationType = (typeof POOL_OPERATION_TYPES)[number];
+
+/** What every node of the pool looks like (what the provisioner is asked for). */
+export type PoolNodeSpec = {
+  readonly cpu: number;
+  readonly memoryGiB: number;
+  readonly diskGiB: number;
+  readonly gpusPerNode: number;
+};
+
+export type PoolDefinition = {
+  readonly poolId: string;
+  readonly clusterId: string;
+  readonly name: string;
+  readonly kind: PoolKind;
+  readonly gpuType: GpuModel | null;
+  readonly mode: NodeMode;
+  readonly spec: PoolNodeSpec;
+  /** Owners allowed to place sessions here; empty = open to everyone. */
+  readonly tenants: readonly string[];
+  readonly autoscaling: { readonly min: number; readonly max: number } | null;
+};
+
+export const poolStreamId = (poolId: string): string => `pool-${poolId}`;
+
+export type PoolEvent =
+  | { type: 'NodePoolCreated'; data: PoolDefinition & { at: string } }
+  | {
+      type: 'NodePoolOperationStarted';
+      data: { poolId: string; operationId: string; operationType: PoolOperationType; at: string };
+    }
+  | { type: 'NodePoolOperationEnded'; data: { poolId: string; operationId: string; at: string } }
+  | { type: 'NodePoolDeleted'; data: { poolId: string; clusterId: string; at: string } }
+  /** A dedicated GPU pool whose last GPU node went away (pool_emptied). */
+  | {
+      type: 'NodePoolEmptied';
+      data: {
+        poolId: string;
+        clusterId: string;
+        name: string;
+        nodeId: string;
+        hostname: string;
+        at: string;
+      };
+    };
+
+export const poolCodec = new EventCodec<PoolEvent>({
+  NodePoolCreated: 1,
+  NodePoolOperationStarted: 1,
+  NodePoolOperationEnded: 1,
+  NodePoolDeleted: 1,
+  NodePoolEmptied: 1,
+});

@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { CommandContext } from '../../../../libs/kernel/src';
+import { NodeView } from '../nodes/nodes.dto';
+import { Roles } from '../platform/auth/decorators';
+import { validationFailed } from '../platform/errors/error-envelope';
+import { Ctx } from '../platform/http/command-context';
+import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
+import { PoolsService } from './pools.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const checkId = (field: string, id: string): string => {
+  if (!UUID.test(id)) throw validationFailed([{ field, problems: [`must be a ${field}`] }]);
+  return id;
+};
+
+@ApiTags('node-pools')
+@ApiBearerAuth()
+@Controller('v1')
+export class PoolsController {
+  constructor(@Inject(PoolsService) private readonly pools: PoolsService) {}
+
+  @Post('clusters/:clusterId/node-pools')
+  @HttpCode(201)
+  @Roles('admin')
+  @ApiCreatedResponse({ type: PoolView })
+  create(
+    @Param('clusterId') clusterId: string,
+    @Body() body: CreateNodePoolDto,
+    @Ctx() ctx: CommandContext,
+  ): Promise<PoolView> {
+    return this.pools.create(clusterId, body, ctx);
+  }
+
+  @Get('clusters/:clusterId/node-pools')
+  @Roles('admin', 'auditor')
+  list(@Param('clusterId') clusterId: string): Promise<{ items: PoolView[] }> {
+    return this.pools.list(clusterId);
+  }
+
+  @Get('node-pools/:poolId')
+  @Roles('admin', 'auditor')
+  @ApiOkResponse({ type: PoolView })
+  get(@Param('poolId') poolId: string): Promise<PoolView> {
+    return this.pools.get(checkId('poolId', poolId));
+  }
+
+  /** Moves a node into a pool at once: same cluster, matching kind and GPU model. */
+  @Put('nodes/:nodeId/pool')
+  @HttpCode(200)
+  @Roles('admin')
+  @ApiOkResponse({ type: NodeView })
+  assign(@Param('nodeId') nodeId: string, @Body() body: AssignPoolDto, @Ctx() ctx: CommandContext) {
+    return this.pools.assignNode(checkId('nodeId', nodeId), body.poolId, ctx);
+  }
+}

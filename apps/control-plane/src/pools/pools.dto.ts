@@ -1,0 +1,153 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { GPU_MODELS, GpuModel } from '../config/config';
+
+const OWNER = /^[A-Za-z0-9._@:-]{1,128}$/;
+
+export class PoolAccessDto {
+  @ApiProperty({ type: [String], description: 'Owners allowed to place sessions; empty = open' })
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @Matches(OWNER, { each: true, message: 'each tenant must be 1-128 of [A-Za-z0-9._@:-]' })
+  tenants!: string[];
+}
+
+export class AutoscalingDto {
+  @ApiProperty({ minimum: 0, maximum: 1000 })
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  min!: number;
+
+  @ApiProperty({ minimum: 0, maximum: 1000 })
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  max!: number;
+}
+
+export class CreateNodePoolDto {
+  @ApiProperty({ example: 'l40s-a', description: 'unique in its cluster; [a-z0-9-], 1-40' })
+  @IsString()
+  @Matches(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, {
+    message: 'name must be 1-40 characters of [a-z0-9-]',
+  })
+  name!: string;
+
+  @ApiProperty({ enum: ['gpu', 'cpu'] })
+  @IsIn(['gpu', 'cpu'])
+  kind!: 'gpu' | 'cpu';
+
+  @ApiPropertyOptional({
+    enum: GPU_MODELS,
+    description:
+      'GPU pools only: L40S 16 vCPU/64 GiB, HPC_GPU 32/128, MIG_1g 4/16, MIG_2g 8/32, MIG_3g 12/48',
+  })
+  @ValidateIf((o: CreateNodePoolDto) => o.kind === 'gpu' || o.gpuType !== undefined)
+  @IsIn(GPU_MODELS)
+  gpuType?: GpuModel;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 16,
+    default: 1,
+    description: 'GPU pools: cards per node',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(16)
+  gpusPerNode?: number;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 1024,
+    description: 'CPU pools: vCPUs per node (default 16)',
+  })
+  @ValidateIf((o: CreateNodePoolDto) => o.cpu !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  cpu?: number;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 16384,
+    description: 'CPU pools: GiB per node (default 64)',
+  })
+  @ValidateIf((o: CreateNodePoolDto) => o.memoryGiB !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(16384)
+  memoryGiB?: number;
+
+  @ApiPropertyOptional({ enum: ['shared', 'dedicated'], default: 'shared' })
+  @IsOptional()
+  @IsIn(['shared', 'dedicated'])
+  mode?: 'shared' | 'dedicated';
+
+  @ApiPropertyOptional({ type: PoolAccessDto })
+  @IsOptional()
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => PoolAccessDto)
+  access?: PoolAccessDto;
+
+  @ApiPropertyOptional({ type: AutoscalingDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AutoscalingDto)
+  autoscaling?: AutoscalingDto;
+}
+
+export class AssignPoolDto {
+  @ApiProperty()
+  @IsString()
+  @Matches(/^[0-9a-f-]{36}$/, { message: 'poolId must be a pool id' })
+  poolId!: string;
+}
+
+export class ScaleNodePoolDto {
+  @ApiProperty({ minimum: 0, maximum: 1000 })
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  desiredSize!: number;
+}
+
+export class PoolView {
+  @ApiProperty() poolId!: string;
+  @ApiProperty() clusterId!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['gpu', 'cpu'] }) kind!: string;
+  @ApiProperty({ enum: GPU_MODELS, nullable: true }) gpuType!: string | null;
+  @ApiProperty({ enum: ['shared', 'dedicated'] }) mode!: string;
+  @ApiProperty({ example: { cpu: 16, memoryGiB: 64, diskGiB: 200, gpusPerNode: 1 } })
+  spec!: { cpu: number; memoryGiB: number; diskGiB: number; gpusPerNode: number };
+  @ApiProperty({ example: { tenants: [] } }) access!: { tenants: string[] };
+  @ApiProperty({ nullable: true, example: { min: 1, max: 10 } })
+  autoscaling!: { min: number; max: number } | null;
+  @ApiProperty({ enum: ['active', 'deleting', 'deleted'] }) status!: string;
+  @ApiProperty({ description: 'Nodes in the pool now' }) size!: number;
+  @ApiProperty({ nullable: true, example: { operationId: '…', type: 'scale_node_pool' } })
+  operation!: { operationId: string; type: string } | null;
+  @ApiProperty() createdAt!: string;
+}
+
+export class OperationAccepted {
+  @ApiProperty() operationId!: string;
+}

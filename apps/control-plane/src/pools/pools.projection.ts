@@ -1,0 +1,64 @@
+import { Projection } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { assertNever } from '../../../../libs/kernel/src';
+import { PoolDefinition, PoolOperationType, poolCodec } from './pool.events';
+
+export const NODE_POOLS = 'node_pools';
+
+export type PoolDoc = Omit<PoolDefinition, 'tenants'> & {
+  _id: string;
+  _rev: number;
+  access: { tenants: string[] };
+  status: 'active' | 'deleting' | 'deleted';
+  operation: { operationId: string; type: PoolOperationType } | null;
+  createdAt: string;
+  deletedAt: string | null;
+};
+
+export const nodePoolsProjection: Projection = {
+  name: 'node-pools',
+  collections: [{ name: NODE_POOLS }],
+  async apply(stored: StoredEvent, writer) {
+    if (!stored.streamId.startsWith('pool-')) return;
+    const event = poolCodec.decode(stored.type, stored.data);
+    if (!event) return;
+    const id = stored.streamId.slice('pool-'.length);
+    const doc = await writer.get<PoolDoc>(NODE_POOLS, id);
+    if (doc && stored.revision <= doc._rev) return;
+    if (event.type === 'NodePoolCreated') {
+      const { at, tenants, ...definition } = event.data;
+      writer.upsert(NODE_POOLS, {
+        ...definition,
+        _id: id,
+        _rev: stored.revision,
+        access: { tenants: [...tenants] },
+        status: 'active',
+        operation: null,
+        createdAt: at,
+        deletedAt: null,
+      } satisfies PoolDoc);
+      return;
+    }
+    if (!doc) return;
+    const next: PoolDoc = { ...doc, _rev: stored.revision };
+    switch (event.type) {
+      case 'NodePoolOperationStarted':
+        next.operation = { operationId: event.data.operationId, type: event.data.operationType };
+        if (event.data.operationType === 'delete_node_pool') next.status = 'deleting';
+        break;
+      case 'NodePoolOperationEnded':
+        next.operation = null;
+        if (doc.status === 'deleting') next.status = 'active';
+        break;
+      case 'NodePoolDeleted':
+        next.status = 'deleted';
+        next.deletedAt = event.data.at;
+        break;
+      case 'NodePoolEmptied':
+        break;
+      default:
+        assertNever(event, 'node pool event');
+    }
+    writer.upsert(NODE_POOLS, next);
+  },
+};

@@ -1,0 +1,261 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import {
+  CommandContext,
+  DomainError,
+  SYSTEM_ACTOR,
+  notFound,
+  uuidFrom,
+} from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { clusterAggregate } from '../clusters/cluster.decider';
+import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { nodeAggregate } from '../nodes/node.aggregate';
+import { nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { NodeCommands } from '../nodes/nodes.commands';
+import { NODES, NodeDoc } from '../nodes/nodes.projection';
+import { NodesQueries } from '../nodes/nodes.queries';
+import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
+import { DEFAULT_CPU_NODE, GPU_CATALOG } from './catalog';
+import { poolAggregate, PoolCommand } from './pool.decider';
+import { PoolDefinition, poolCodec, poolStreamId } from './pool.events';
+import { CreateNodePoolDto, PoolView } from './pools.dto';
+import { NODE_POOLS, PoolDoc } from './pools.projection';
+
+export const POOLS_PROJECTION = 'projection:node-pools';
+
+const conflict = (code: string, message: string, details: Record<string, unknown> = {}) =>
+  new DomainError(code, message, 'conflict', details);
+
+@Injectable()
+export class PoolsService {
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(NodeCommands) private readonly nodeCommands: NodeCommands,
+    @Inject(NodesQueries) private readonly nodes: NodesQueries,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+  ) {}
+
+  async create(clusterId: string, body: CreateNodePoolDto, ctx: CommandContext): Promise<PoolView> {
+    const cluster = (await this.pipeline.load(clusterAggregate, clusterStreamId(clusterId))).state;
+    if (cluster.status === 'absent') throw notFound('cluster', clusterId);
+    const taken = await this.readModels.count(NODE_POOLS, {
+      clusterId,
+      name: body.name,
+      status: { $ne: 'deleted' },
+    });
+    if (taken > 0) {
+      throw conflict('pool_name_taken', `cluster ${clusterId} already has a pool ${body.name}`);
+    }
+    if (body.autoscaling && body.autoscaling.min > body.autoscaling.max) {
+      throw new DomainError(
+        'validation_failed',
+        'autoscaling.min exceeds autoscaling.max',
+        'invalid',
+        {
+          fields: [{ field: 'autoscaling.min', problems: ['must not exceed autoscaling.max'] }],
+        },
+      );
+    }
+    const gpu = body.kind === 'gpu' && body.gpuType ? GPU_CATALOG[body.gpuType] : null;
+    const poolId = uuidFrom('pool', ctx.commandId);
+    const definition: PoolDefinition = {
+      poolId,
+      clusterId,
+      name: body.name,
+      kind: body.kind,
+      gpuType: body.kind === 'gpu' ? (body.gpuType ?? null) : null,
+      mode: body.mode ?? 'shared',
+      spec: {
+        cpu: gpu?.cpu ?? body.cpu ?? DEFAULT_CPU_NODE.cpu,
+        memoryGiB: gpu?.memoryGiB ?? body.memoryGiB ?? DEFAULT_CPU_NODE.memoryGiB,
+        diskGiB: 200,
+        gpusPerNode: gpu ? (body.gpusPerNode ?? 1) : 0,
+      },
+      tenants: [...new Set(body.access?.tenants ?? [])],
+      autoscaling: body.autoscaling
+        ? { min: body.autoscaling.min, max: body.autoscaling.max }
+        : null,
+    };
+    const at = ctx.now.toISOString();
+    // The pool first, then the cluster's list: a crash between can only make last_pool refuse more.
+    await this.pipeline.handle(
+      poolAggregate,
+      poolStreamId(poolId),
+      { type: 'CreateNodePool', data: { ...definition, at } },
+      ctx,
+    );
+    const added = await this.pipeline.handle(
+      clusterAggregate,
+      clusterStreamId(clusterId),
+      { type: 'AddPoolToCluster', data: { poolId, at } },
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'add-pool') },
+    );
+    await this.runner.settle(added.position, [POOLS_PROJECTION, 'projection:clusters']);
+    return this.get(poolId);
+  }
+
+  async execute(poolId: string, command: PoolCommand, ctx: CommandContext) {
+    const result = await this.pipeline.handle(poolAggregate, poolStreamId(poolId), command, ctx);
+    await this.runner.settle(result.position, [POOLS_PROJECTION]);
+    return result;
+  }
+
+  async get(poolId: string): Promise<PoolView> {
+    const doc = await this.readModels.get<PoolDoc & Doc>(NODE_POOLS, poolId);
+    if (!doc) throw notFound('node pool', poolId);
+    return this.view(doc);
+  }
+
+  async list(clusterId: string): Promise<{ items: PoolView[] }> {
+    const page = await this.readModels.find<PoolDoc & Doc>(
+      NODE_POOLS,
+      { clusterId, status: { $ne: 'deleted' } },
+      { sort: { name: 1 }, limit: 1000 },
+    );
+    return { items: await Promise.all(page.items.map((d) => this.view(d))) };
+  }
+
+  /** Every node of the pool on the Nodes screen (deleted nodes are gone from it). */
+  async members(poolId: string): Promise<NodeDoc[]> {
+    const out: NodeDoc[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
+        NodeDoc & Doc
+      >(NODES, { poolId }, { sort: { hostname: 1 }, limit: 1000, cursor });
+      out.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+
+  private async view(doc: PoolDoc): Promise<PoolView> {
+    return {
+      poolId: doc.poolId,
+      clusterId: doc.clusterId,
+      name: doc.name,
+      kind: doc.kind,
+      gpuType: doc.gpuType,
+      mode: doc.mode,
+      spec: { ...doc.spec },
+      access: { tenants: [...doc.access.tenants] },
+      autoscaling: doc.autoscaling,
+      status: doc.status,
+      size:
+        doc.status === 'deleted' ? 0 : await this.readModels.count(NODES, { poolId: doc.poolId }),
+      operation: doc.operation,
+      createdAt: doc.createdAt,
+    };
+  }
+
+  /** PUT /v1/nodes/{id}/pool: at once, into an active pool of the same cluster, kind and GPU model. */
+  async assignNode(nodeId: string, poolId: string, ctx: CommandContext) {
+    const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+    if (node.status !== 'online' && node.status !== 'offline') throw notFound('node', nodeId);
+    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
+    if (pool.status !== 'active') {
+      throw conflict('pool_not_active', `node pool ${pool.name} is ${pool.status}`);
+    }
+    if (node.clusterId !== pool.clusterId) {
+      throw conflict(
+        'pool_cluster_mismatch',
+        `node ${node.hostname} is in cluster ${node.clusterId}, pool ${pool.name} in ${pool.clusterId}`,
+        { nodeClusterId: node.clusterId, poolClusterId: pool.clusterId },
+      );
+    }
+    if (node.role !== pool.kind) {
+      throw conflict(
+        'pool_kind_mismatch',
+        `node ${node.hostname} is a ${node.role} node; pool ${pool.name} takes ${pool.kind} nodes`,
+        { role: node.role, kind: pool.kind },
+      );
+    }
+    const models = [...new Set(node.gpus.map((g) => g.model))];
+    if (pool.kind === 'gpu' && (models.length === 0 || models.some((m) => m !== pool.gpuType))) {
+      throw conflict(
+        'gpu_model_mismatch',
+        `node ${node.hostname} has ${models.join(', ') || 'no'} cards; pool ${pool.name} takes ${pool.gpuType}`,
+        { models, gpuType: pool.gpuType },
+      );
+    }
+    await this.nodeCommands.execute(
+      nodeId,
+      { type: 'AssignNodeToPool', data: { poolId, at: ctx.now.toISOString() } },
+      ctx,
+    );
+    return this.nodes.get(nodeId);
+  }
+
+  /**
+   * pool_emptied: a node left a dedicated GPU pool (deleted, or moved away); when no node with
+   * a GPU card is left in it, the pool says so once per departure.
+   */
+  async react(stored: StoredEvent): Promise<void> {
+    if (stored.streamId.startsWith('pool-')) {
+      // The cluster's list of pools converges even when a crash came between the two appends.
+      const event = poolCodec.decode(stored.type, stored.data);
+      if (event?.type !== 'NodePoolCreated') return;
+      const { poolId, clusterId, at } = event.data;
+      const pool = (await this.pipeline.load(poolAggregate, stored.streamId)).state;
+      if (pool.status !== 'active') return;
+      await this.pipeline.handle(
+        clusterAggregate,
+        clusterStreamId(clusterId),
+        { type: 'AddPoolToCluster', data: { poolId, at } },
+        this.context(stored, uuidFrom(stored.eventId, 'add-pool')),
+      );
+      return;
+    }
+    if (!stored.streamId.startsWith('node-')) return;
+    const event = nodeCodec.decode(stored.type, stored.data);
+    if (event?.type !== 'NodeDeleted' && event?.type !== 'NodeAssignedToPool') return;
+    const nodeId = event.data.nodeId;
+    const poolId = await this.poolBefore(stored, nodeId);
+    if (!poolId) return;
+    // The Nodes screen must show the departure before we count what is left.
+    await this.runner.settle(stored.position, ['projection:nodes'], 10_000);
+    const left = await this.readModels.count(NODES, { poolId, gpuCount: { $gt: 0 } });
+    if (left > 0) return;
+    const hostname = event.type === 'NodeDeleted' ? event.data.hostname : nodeId;
+    await this.pipeline.handle(
+      poolAggregate,
+      poolStreamId(poolId),
+      { type: 'MarkPoolEmptied', data: { nodeId, hostname, at: event.data.at } },
+      this.context(stored, uuidFrom(stored.eventId, 'pool-emptied')),
+    );
+  }
+
+  /** The pool a node was in just before this event (read from its stream, not the read model). */
+  private async poolBefore(stored: StoredEvent, nodeId: string): Promise<string | null> {
+    let poolId: string | null = null;
+    for (let from = 0; from < stored.revision;) {
+      const page = await this.events.readStream(nodeStreamId(nodeId), {
+        fromRevision: from,
+        limit: Math.min(1000, stored.revision - from),
+      });
+      if (page.length === 0) break;
+      for (const e of page) {
+        const decoded = nodeCodec.decode(e.type, e.data);
+        if (decoded?.type === 'NodeAssignedToPool') poolId = decoded.data.poolId;
+        if (decoded?.type === 'NodeRegistered') poolId = null;
+      }
+      from = page[page.length - 1].revision + 1;
+    }
+    return poolId;
+  }
+
+  private context(stored: StoredEvent, commandId: string): CommandContext {
+    return {
+      commandId,
+      correlationId: stored.metadata.correlationId,
+      causationId: stored.eventId,
+      actor: SYSTEM_ACTOR,
+      now: new Date(),
+    };
+  }
+}
