@@ -1,3 +1,4 @@
+import net from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
@@ -135,13 +136,18 @@ describe('the report fast path', () => {
     // The registration armed the node's offline timer (through the reactor): wait for it.
     await eventually(async () => (await redis.keys(`${prefix}:node-offline-timeout:*`)).length > 0);
     redis.disconnect();
-    const monitor = await new Redis(REDIS_URL).monitor();
-    const commands: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args.join(' ')));
+    // MONITOR over a raw socket: every command Redis executes, from every client, while we watch.
+    const url = new URL(REDIS_URL);
+    const socket = net.connect(Number(url.port || 6379), url.hostname);
+    let seen = '';
+    socket.on('data', (chunk) => (seen += chunk.toString()));
+    socket.write('MONITOR\r\n');
+    await eventually(async () => seen.includes('+OK'));
     const head = (await request(t.url).get('/v1/events?limit=1000').set(admin)).body.events.length;
     await post(report('c1', [gpuNode('steady-01')]));
     await sleep(100);
-    monitor.disconnect();
+    socket.destroy();
+    const commands = seen.split('\r\n').filter((line) => /^\+\d+\.\d+ /.test(line));
     expect(commands.filter((c) => c.includes(`${prefix}:node-offline-timeout`))).toEqual([]);
     expect(commands.some((c) => c.includes(`${prefix}:heartbeats`))).toBe(true);
     expect((await request(t.url).get('/v1/events?limit=1000').set(admin)).body.events.length).toBe(
