@@ -27,8 +27,8 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     (await request(t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body;
 
   it('takes a silent node offline between 2 s and 4 s after its last report', async () => {
+    const reportedAt = Date.now(); // before sending: the server's clock starts on receipt
     const res = await post(report('c1', [gpuNode('silent-01')]));
-    const reportedAt = Date.now();
     const nodeId = res.body.nodes[0].nodeId;
     await eventually(async () => (await node(nodeId)).status === 'offline', 8000);
     const noticed = Date.now() - reportedAt;

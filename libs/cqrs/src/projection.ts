@@ -15,7 +15,11 @@ export interface ProjectionWriter {
 
 export type Projection = {
   readonly name: string;
-  readonly collections: ReadonlyArray<{ readonly name: string; readonly insertOnly?: boolean }>;
+  readonly collections: ReadonlyArray<{
+    readonly name: string;
+    readonly insertOnly?: boolean;
+    readonly indexes?: readonly string[];
+  }>;
   /** Applies one event; pure decisions live in the feature, this only routes them. */
   readonly apply: (event: StoredEvent, writer: ProjectionWriter) => Promise<void> | void;
 };
@@ -51,7 +55,7 @@ class PageWriter implements ProjectionWriter {
 /** Runs a projection as a subscriber whose checkpoint is stored with its documents. */
 export const projectionSubscriber = (projection: Projection, store: ReadModelStore): Subscriber => {
   for (const c of projection.collections) {
-    store.defineCollection(c.name, { insertOnly: c.insertOnly });
+    store.defineCollection(c.name, { insertOnly: c.insertOnly, indexes: c.indexes });
   }
   let pending: WriteOp[] = [];
   return {

@@ -12,6 +12,7 @@ import {
   toPage,
 } from './paging';
 import {
+  CollectionOptions,
   Doc,
   Filter,
   FindOptions,
@@ -35,10 +36,22 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, Map<string, Doc>>();
   private readonly insertOnly = new Set<string>();
   private readonly checkpoints = new Map<string, number>();
+  /** collection → field → value key → ids: equality filters on these fields skip the scan. */
+  private readonly indexes = new Map<string, Map<string, Map<string, Set<string>>>>();
 
-  defineCollection(name: string, options: { insertOnly?: boolean } = {}): void {
+  defineCollection(name: string, options: CollectionOptions = {}): void {
     if (options.insertOnly) this.insertOnly.add(name);
     else this.insertOnly.delete(name);
+    const fields = options.indexes ?? [];
+    if (fields.length === 0) return;
+    let byField = this.indexes.get(name);
+    if (!byField) this.indexes.set(name, (byField = new Map()));
+    for (const field of fields) {
+      if (byField.has(field)) continue;
+      const index = new Map<string, Set<string>>();
+      byField.set(field, index);
+      for (const doc of this.docs(name).values()) addToIndex(index, doc[field], doc._id);
+    }
   }
 
   async get<T extends Doc>(collection: string, id: string): Promise<T | null> {
@@ -100,7 +113,15 @@ export class EmbeddedReadModelStore implements ReadModelStore {
     for (const [collection, pending] of staged) {
       let docs = this.collections.get(collection);
       if (!docs) this.collections.set(collection, (docs = new Map()));
+      const byField = this.indexes.get(collection);
       for (const [id, doc] of pending) {
+        if (byField) {
+          const before = docs.get(id);
+          for (const [field, index] of byField) {
+            if (before) removeFromIndex(index, before[field], id);
+            if (doc) addToIndex(index, doc[field], id);
+          }
+        }
         if (doc) docs.set(id, doc);
         else docs.delete(id);
       }
@@ -114,6 +135,8 @@ export class EmbeddedReadModelStore implements ReadModelStore {
 
   async reset(): Promise<void> {
     this.collections.clear();
+    for (const byField of this.indexes.values())
+      for (const index of byField.values()) index.clear();
     this.checkpoints.clear();
   }
 
@@ -125,6 +148,24 @@ export class EmbeddedReadModelStore implements ReadModelStore {
     return this.collections.get(collection) ?? NO_DOCS;
   }
 
+  /** Ids from the smallest index hit by a plain equality in the filter, or null to scan. */
+  private indexed(collection: string, filter: Filter): string[] | null {
+    const byField = this.indexes.get(collection);
+    if (!byField) return null;
+    let best: Set<string> | null = null;
+    for (const [field, index] of byField) {
+      if (!(field in filter)) continue;
+      const key = indexKey(filter[field]);
+      if (key === null) continue;
+      const exact = index.get(key);
+      const any = index.get(ANY);
+      const hit = any ? new Set([...(exact ?? []), ...any]) : (exact ?? new Set<string>());
+      if (!best || hit.size < best.size) best = hit;
+    }
+    // Only narrows: every candidate is still tested against the whole filter.
+    return best ? [...best] : null;
+  }
+
   private refuseChangeToInsertOnly(collection: string, id: string): void {
     if (this.insertOnly.has(collection)) throw new InsertOnlyViolationError(collection, id);
   }
@@ -132,7 +173,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   /** Stored documents matching `effective`; `_id` lookups in `filter` skip the scan. */
   private matching(collection: string, filter: Filter, effective: Filter): Doc[] {
     const docs = this.docs(collection);
-    const ids = idsOf(filter);
+    const ids = idsOf(filter) ?? this.indexed(collection, filter);
     const candidates: Iterable<Doc> = ids ? ids.flatMap((id) => docs.get(id) ?? []) : docs.values();
     if (Object.keys(effective).length === 0) return [...candidates];
     const query = new Query<Doc>(effective, MINGO_OPTIONS);
@@ -140,6 +181,39 @@ export class EmbeddedReadModelStore implements ReadModelStore {
     for (const doc of candidates) if (query.test(doc)) out.push(doc);
     return out;
   }
+}
+
+/** The index key of a plain scalar (an operator object or array is not an equality: null). */
+function indexKey(value: unknown): string | null {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return `s:${value}`;
+    case 'number':
+      return `n:${value}`;
+    case 'boolean':
+      return `b:${value}`;
+    default:
+      return null;
+  }
+}
+
+/** Documents whose field holds an array or object: candidates for every lookup (mingo decides). */
+const ANY = '*';
+
+function addToIndex(index: Map<string, Set<string>>, value: unknown, id: string): void {
+  // A missing field equals null in MongoDB's equality.
+  const key = indexKey(value === undefined ? null : value) ?? ANY;
+  let ids = index.get(key);
+  if (!ids) index.set(key, (ids = new Set()));
+  ids.add(id);
+}
+
+function removeFromIndex(index: Map<string, Set<string>>, value: unknown, id: string): void {
+  const key = indexKey(value === undefined ? null : value) ?? ANY;
+  const ids = index.get(key);
+  ids?.delete(id);
+  if (ids && ids.size === 0) index.delete(key);
 }
 
 /**

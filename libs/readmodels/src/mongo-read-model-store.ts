@@ -11,6 +11,7 @@ import { assertNever } from '../../kernel/src/decider';
 import { requireId, sameContent } from './documents';
 import { planPage, toPage } from './paging';
 import {
+  CollectionOptions,
   Doc,
   Filter,
   FindOptions,
@@ -49,10 +50,16 @@ export class MongoReadModelStore implements ReadModelStore {
     await this.connected();
   }
 
-  defineCollection(name: string, options: { insertOnly?: boolean } = {}): void {
+  defineCollection(name: string, options: CollectionOptions = {}): void {
     if (name === CHECKPOINTS) throw new Error(`${CHECKPOINTS} is reserved for checkpoints`);
     if (options.insertOnly) this.insertOnly.add(name);
     else this.insertOnly.delete(name);
+    for (const field of options.indexes ?? []) {
+      // Created in the background of the first use; createIndex is idempotent.
+      void this.connected()
+        .then(({ db }) => db.collection<Stored>(name).createIndex({ [field]: 1 }))
+        .catch(() => undefined);
+    }
   }
 
   async get<T extends Doc>(collection: string, id: string): Promise<T | null> {

@@ -44,9 +44,18 @@ export class InvalidCursorError extends Error {
   }
 }
 
+export type CollectionOptions = {
+  readonly insertOnly?: boolean;
+  readonly indexes?: readonly string[];
+};
+
 export interface ReadModelStore {
-  /** Declares a collection insert-only: upsert and delete on it throw InsertOnlyViolationError. */
-  defineCollection(name: string, options?: { insertOnly?: boolean }): void;
+  /**
+   * Declares a collection. insertOnly: upsert and delete on it throw InsertOnlyViolationError.
+   * indexes: top-level fields often filtered by equality (the embedded store narrows scans
+   * with them; MongoDB creates them).
+   */
+  defineCollection(name: string, options?: CollectionOptions): void;
   get<T extends Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc>(collection: string, filter: Filter, options?: FindOptions): Promise<Page<T>>;
   count(collection: string, filter: Filter): Promise<number>;

@@ -140,6 +140,46 @@ export function readModelStoreContract(
         1,
       );
 
+    describe('equality indexes', () => {
+      const ids = async (filter: Record<string, unknown>) =>
+        (await store.find('indexed', filter, { limit: 1000 })).items.map((d) => d._id).sort();
+
+      it('answer exactly what a scan answers, through updates, deletes and array values', async () => {
+        store.defineCollection('indexed', { indexes: ['cluster', 'status'] });
+        await store.commit(
+          'p',
+          [
+            upsert('indexed', { _id: 'a', cluster: 'eu', status: 'ready' }),
+            upsert('indexed', { _id: 'b', cluster: 'eu', status: 'busy' }),
+            upsert('indexed', { _id: 'c', cluster: 'us', status: 'ready' }),
+            upsert('indexed', { _id: 'd', cluster: ['eu', 'us'], status: 'ready' }),
+            upsert('indexed', { _id: 'e', status: 'ready' }),
+          ],
+          1,
+        );
+        expect(await ids({ cluster: 'eu' })).toEqual(['a', 'b', 'd']);
+        expect(await ids({ cluster: 'eu', status: 'ready' })).toEqual(['a', 'd']);
+        expect(await ids({ cluster: null })).toEqual(['e']);
+        expect(await ids({ cluster: { $in: ['us'] } })).toEqual(['c', 'd']);
+        await store.commit(
+          'p',
+          [upsert('indexed', { _id: 'a', cluster: 'us', status: 'ready' }), remove('indexed', 'b')],
+          2,
+        );
+        expect(await ids({ cluster: 'eu' })).toEqual(['d']);
+        expect(await ids({ cluster: 'us' })).toEqual(['a', 'c', 'd']);
+        expect(await store.count('indexed', { status: 'busy' })).toBe(0);
+      });
+
+      it('index documents stored before the index was declared', async () => {
+        await store.commit('p', [upsert('late', { _id: 'x', cluster: 'eu' })], 1);
+        store.defineCollection('late', { indexes: ['cluster'] });
+        expect((await store.find('late', { cluster: 'eu' })).items.map((d) => d._id)).toEqual([
+          'x',
+        ]);
+      });
+    });
+
     it('answers ping', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

@@ -166,7 +166,7 @@ export const projectNode = (
 
 export const nodesProjection: Projection = {
   name: 'nodes',
-  collections: [{ name: NODES }, { name: NODE_TOMBSTONES }],
+  collections: [{ name: NODES, indexes: ['clusterId', 'status'] }, { name: NODE_TOMBSTONES }],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('node-')) return;
     const event = nodeCodec.decode(stored.type, stored.data);

@@ -82,7 +82,7 @@ export const projectSession = (
 
 export const sessionsProjection: Projection = {
   name: 'sessions',
-  collections: [{ name: SESSIONS }],
+  collections: [{ name: SESSIONS, indexes: ['status', 'owner', 'nodeId'] }],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('session-')) return;
     const event = sessionCodec.decode(stored.type, stored.data);
