@@ -4,6 +4,7 @@ import { AuditModule } from './audit/audit.module';
 import { BillingModule } from './billing/billing.module';
 import { ClustersModule } from './clusters/clusters.module';
 import { PoolsModule } from './pools/pools.module';
+import { OperationsModule } from './operations/operations.module';
 import { DrainsModule } from './drains/drains.module';
 import { NodesModule } from './nodes/nodes.module';
 import { SessionsModule } from './sessions/sessions.module';
@@ -32,6 +33,7 @@ export class AppModule {
         DrainsModule,
         ClustersModule,
         PoolsModule,
+        OperationsModule,
       ],
     };
   }

@@ -24,6 +24,8 @@ export type Config = {
   readonly rateCard: RateCard;
   readonly notifyWebhookUrl?: string;
   readonly provisionerUrl?: string;
+  /** Seconds a long operation (scale, delete a pool) may run before it ends as `timeout`. */
+  readonly operationDeadlineSec: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Seconds an unobserved cordon may wait before `cordon_sync_overdue`. */
   readonly cordonSyncSec: number;
@@ -167,6 +169,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     rateCard: rawCard === undefined ? DEFAULT_RATE_CARD : parseRateCard(rawCard),
     notifyWebhookUrl: url(env, 'NOTIFY_WEBHOOK_URL', ['http:', 'https:']),
     provisionerUrl: url(env, 'PROVISIONER_URL', ['http:', 'https:']),
+    operationDeadlineSec: integer(env, 'OPERATION_DEADLINE_SEC', 1800, 1, 604_800),
     logLevel: logLevel as Config['logLevel'],
     cordonSyncSec: integer(env, 'CORDON_SYNC_SEC', 15, 1, 3600),
     massFailureRatio: ratio(env, 'MASS_FAILURE_RATIO', 0.55),

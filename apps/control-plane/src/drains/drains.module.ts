@@ -14,6 +14,7 @@ import { DrainsService } from './drains.service';
   imports: [SessionsModule],
   controllers: [DrainsController],
   providers: [DrainSaga, DrainsService],
+  exports: [DrainsService],
 })
 export class DrainsModule implements OnModuleInit {
   constructor(

@@ -1,0 +1,43 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { CommandContext } from '../../../../libs/kernel/src';
+import { Roles } from '../platform/auth/decorators';
+import { Ctx } from '../platform/http/command-context';
+import { checkId } from '../pools/pools.controller';
+import { OperationAccepted, ScaleNodePoolDto } from '../pools/pools.dto';
+import { OperationsService } from './operations.service';
+
+@ApiTags('operations')
+@ApiBearerAuth()
+@Controller('v1')
+export class OperationsController {
+  constructor(@Inject(OperationsService) private readonly operations: OperationsService) {}
+
+  /** 202: an async operation; 409 operation_in_progress while another runs on the pool, size_out_of_range outside min/max. */
+  @Post('node-pools/:poolId/scale')
+  @HttpCode(202)
+  @Roles('admin')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  scale(
+    @Param('poolId') poolId: string,
+    @Body() body: ScaleNodePoolDto,
+    @Ctx() ctx: CommandContext,
+  ): Promise<OperationAccepted> {
+    return this.operations.scale(checkId('poolId', poolId), body.desiredSize, ctx);
+  }
+
+  /** 202: drains and removes the pool's nodes, then deletes it; 409 last_pool for a cluster's last pool. */
+  @Delete('node-pools/:poolId')
+  @HttpCode(202)
+  @Roles('admin')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  remove(@Param('poolId') poolId: string, @Ctx() ctx: CommandContext): Promise<OperationAccepted> {
+    return this.operations.delete(checkId('poolId', poolId), ctx);
+  }
+
+  @Get('operations/:operationId')
+  @Roles('admin', 'auditor')
+  get(@Param('operationId') operationId: string) {
+    return this.operations.get(checkId('operationId', operationId));
+  }
+}

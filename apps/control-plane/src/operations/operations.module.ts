@@ -1,0 +1,37 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { EventCodec, Message } from '../../../../libs/kernel/src';
+import { DrainsModule } from '../drains/drains.module';
+import { NodesModule } from '../nodes/nodes.module';
+import { EventTypes } from '../platform/runtime/event-types';
+import { Runtime } from '../platform/runtime/runtime.service';
+import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { PoolsModule } from '../pools/pools.module';
+import { ProvisionerModule } from '../provisioner/provisioner.module';
+import { operationCodec } from './operation.events';
+import { OperationsController } from './operations.controller';
+import { operationsProjection } from './operations.projection';
+import { OperationsSaga } from './operations.saga';
+import { OperationsService } from './operations.service';
+
+@Module({
+  imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
+  controllers: [OperationsController],
+  providers: [OperationsSaga, OperationsService],
+  exports: [OperationsService],
+})
+export class OperationsModule implements OnModuleInit {
+  constructor(
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(EventTypes) private readonly types: EventTypes,
+    @Inject(OperationsSaga) private readonly saga: OperationsSaga,
+    @Inject(Runtime) private readonly runtime: Runtime,
+  ) {}
+
+  onModuleInit(): void {
+    this.types.register(operationCodec as unknown as EventCodec<Message>);
+    this.registry.addProjection(operationsProjection);
+    this.registry.addReactor({ name: 'operations-saga', react: (e) => this.saga.react(e) });
+    this.saga.register();
+    this.runtime.afterStart(() => this.saga.reconcile());
+  }
+}

@@ -1,0 +1,401 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { CommandContext, DomainError, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { clusterAggregate } from '../clusters/cluster.decider';
+import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { DrainsService } from '../drains/drains.service';
+import { DRAINS, DrainDoc } from '../drains/drains.projection';
+import { nodeAggregate } from '../nodes/node.aggregate';
+import { nodeStreamId } from '../nodes/node.events';
+import { NodeCommands } from '../nodes/nodes.commands';
+import { NODES, NodeDoc } from '../nodes/nodes.projection';
+import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { poolAggregate } from '../pools/pool.decider';
+import { poolStreamId } from '../pools/pool.events';
+import { PoolsService } from '../pools/pools.service';
+import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
+import { PROVISIONER, Provisioner } from '../provisioner/provisioner.port';
+import {
+  OperationCommand,
+  OperationState,
+  isFinished,
+  operationAggregate,
+  stepOf,
+} from './operation.decider';
+import { operationCodec, operationStreamId } from './operation.events';
+import { OPERATIONS, OperationDoc } from './operations.projection';
+
+export const OPERATION_STEP_QUEUE = 'operation-step';
+export const OPERATION_DEADLINE_QUEUE = 'operation-deadline';
+/** How often a waiting step looks again (nodes registering, drains finishing, nodes going). */
+const POLL_MS = 250;
+
+type Job = { operationId: string };
+type Running = Extract<OperationState, { operationId: string }>;
+
+/** Scale-in order: idle nodes first, then those with the fewest sessions; newest names first on a tie. */
+export const chooseNodesToRemove = (
+  nodes: ReadonlyArray<Pick<NodeDoc, 'nodeId' | 'hostname' | 'runningSessions'>>,
+  count: number,
+): Array<{ nodeId: string; hostname: string }> =>
+  [...nodes]
+    .sort(
+      (a, b) =>
+        a.runningSessions - b.runningSessions ||
+        (a.hostname < b.hostname ? 1 : a.hostname > b.hostname ? -1 : 0),
+    )
+    .slice(0, Math.max(0, count))
+    .map(({ nodeId, hostname }) => ({ nodeId, hostname }));
+
+/**
+ * The operations saga. Each step re-reads the operation, the pool and its nodes and does the
+ * next thing; a delayed job carries it from step to step (so a crash resumes it), and a second
+ * job at the deadline sends TimeOutOperation. Every step's effect is idempotent.
+ */
+@Injectable()
+export class OperationsSaga {
+  private readonly logger = new Logger('operations');
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly removalAsked = new Set<string>();
+
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(PROVISIONER) private readonly provisioner: Provisioner,
+    @Inject(DrainsService) private readonly drains: DrainsService,
+    @Inject(NodeCommands) private readonly nodeCommands: NodeCommands,
+    @Inject(PoolsService) private readonly pools: PoolsService,
+  ) {}
+
+  register(): void {
+    this.jobs.register<Job>(OPERATION_STEP_QUEUE, (job) => this.step(job.operationId), {
+      attempts: 20,
+      backoffMs: 200,
+      concurrency: 20,
+    });
+    this.jobs.register<Job>(OPERATION_DEADLINE_QUEUE, (job) => this.deadline(job.operationId), {
+      attempts: 20,
+      backoffMs: 200,
+      concurrency: 20,
+    });
+  }
+
+  schedule(operationId: string, delayMs = 0): Promise<void> {
+    return this.jobs.schedule<Job>(OPERATION_STEP_QUEUE, operationId, Date.now() + delayMs, {
+      operationId,
+    });
+  }
+
+  async arm(op: Pick<Running, 'operationId' | 'deadlineAt'>): Promise<void> {
+    await this.jobs.schedule<Job>(
+      OPERATION_DEADLINE_QUEUE,
+      op.operationId,
+      Date.parse(op.deadlineAt),
+      {
+        operationId: op.operationId,
+      },
+    );
+    await this.schedule(op.operationId);
+  }
+
+  /** Requested → armed; finished → the pool is free again (and a failed deletion gives it back). */
+  async react(stored: StoredEvent): Promise<void> {
+    if (!stored.streamId.startsWith('operation-')) return;
+    const event = operationCodec.decode(stored.type, stored.data);
+    if (!event) return;
+    if (event.type === 'OperationRequested') return this.arm(event.data);
+    if (
+      event.type !== 'OperationSucceeded' &&
+      event.type !== 'OperationFailed' &&
+      event.type !== 'OperationTimedOut'
+    )
+      return;
+    const { state } = await this.pipeline.load(operationAggregate, stored.streamId);
+    if (state.status === 'absent' || state.poolId === null) return;
+    const ctx = this.context(
+      uuidFrom(stored.eventId, 'end-pool-op'),
+      stored.metadata.correlationId,
+    );
+    if (state.operationType === 'delete_node_pool' && event.type !== 'OperationSucceeded') {
+      await this.pipeline.handle(
+        clusterAggregate,
+        clusterStreamId(state.clusterId),
+        { type: 'AddPoolToCluster', data: { poolId: state.poolId, at: event.data.at } },
+        { ...ctx, commandId: uuidFrom(stored.eventId, 'restore-pool') },
+      );
+    }
+    await this.pipeline.handle(
+      poolAggregate,
+      poolStreamId(state.poolId),
+      { type: 'EndPoolOperation', data: { operationId: state.operationId, at: event.data.at } },
+      ctx,
+    );
+    await this.jobs.cancel(OPERATION_DEADLINE_QUEUE, state.operationId);
+  }
+
+  async deadline(operationId: string): Promise<void> {
+    const { state } = await this.pipeline.load(operationAggregate, operationStreamId(operationId));
+    if (state.status === 'absent' || isFinished(state.status)) return;
+    const now = new Date();
+    await this.command(
+      state,
+      { type: 'TimeOutOperation', data: { at: now.toISOString() } },
+      'timeout',
+    );
+    if (Date.parse(state.deadlineAt) > now.getTime()) await this.arm(state); // fired early: re-arm
+  }
+
+  /** One step; steps of one operation never overlap in this process. */
+  step(operationId: string): Promise<void> {
+    const previous = this.running.get(operationId) ?? Promise.resolve();
+    const next = previous.then(() => this.runStep(operationId));
+    const tail = next.catch(() => undefined);
+    this.running.set(operationId, tail);
+    void tail.then(() => {
+      if (this.running.get(operationId) === tail) this.running.delete(operationId);
+    });
+    return next;
+  }
+
+  private async runStep(operationId: string): Promise<void> {
+    const { state } = await this.pipeline.load(operationAggregate, operationStreamId(operationId));
+    if (state.status === 'absent' || isFinished(state.status)) return;
+    try {
+      const again = await this.advance(state);
+      if (again !== null) await this.schedule(operationId, again);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error; // transient: the job retries
+      await this.command(state, {
+        type: 'FailOperation',
+        data: { error: `${error.code}: ${error.message}`, at: new Date().toISOString() },
+      });
+    }
+  }
+
+  /** Does what is next; returns the delay before looking again, or null when nothing is left. */
+  private async advance(op: Running): Promise<number | null> {
+    if (op.poolId === null) {
+      await this.command(op, {
+        type: 'FailOperation',
+        data: { error: 'not supported', at: this.now() },
+      });
+      return null;
+    }
+    const pool = await this.readModels.get<PoolDoc & Doc>(NODE_POOLS, op.poolId);
+    if (!pool) return POLL_MS; // the pool's read model is catching up
+    if (op.operationType === 'scale_node_pool') {
+      const grow = (op.desiredSize ?? 0) - (op.fromSize ?? 0);
+      if (grow > 0) return this.scaleOut(op, pool);
+      return this.shrink(op, grow === 0 ? 0 : null, false);
+    }
+    if (op.operationType === 'delete_node_pool') return this.shrink(op, null, true);
+    await this.command(op, {
+      type: 'FailOperation',
+      data: { error: `${op.operationType} is not supported yet`, at: this.now() },
+    });
+    return null;
+  }
+
+  private async scaleOut(op: Running, pool: PoolDoc): Promise<number | null> {
+    if (!(await this.started(op, 'request_nodes'))) return 0;
+    if (stepOf(op, 'request_nodes')?.status === 'running') {
+      const {
+        _id: _i,
+        _rev: _r,
+        access,
+        status: _s,
+        operation: _o,
+        createdAt: _c,
+        deletedAt: _d,
+        ...definition
+      } = pool;
+      await this.provisioner.createNodes({
+        operationId: op.operationId,
+        pool: { ...definition, tenants: access.tenants },
+        hostnames: op.addHostnames,
+      });
+      await this.complete(op, 'request_nodes', `${op.addHostnames.length} node(s) requested`);
+      return 0;
+    }
+    if (!(await this.started(op, 'await_registration'))) return 0;
+    const registered = await this.readModels.count(NODES, {
+      poolId: op.poolId,
+      hostname: { $in: [...op.addHostnames] },
+    });
+    if (registered < op.addHostnames.length) return POLL_MS;
+    await this.complete(op, 'await_registration', `${registered} node(s) registered in the pool`);
+    await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
+    return null;
+  }
+
+  /**
+   * Scale-in and deletion: choose the nodes (all of them for a deletion), drain them by
+   * relocation, ask the provisioner to remove them, delete each once it is offline.
+   */
+  private async shrink(
+    op: Running,
+    nothing: 0 | null,
+    deletePool: boolean,
+  ): Promise<number | null> {
+    const poolId = op.poolId!;
+    if (nothing === 0) {
+      await this.started(op, 'nothing_to_do');
+      await this.complete(op, 'nothing_to_do', `pool already has ${op.desiredSize} node(s)`);
+      await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
+      return null;
+    }
+    if (op.chosen === null) {
+      await this.started(op, 'choose_nodes');
+      const members = await this.pools.members(poolId);
+      const count = deletePool ? members.length : members.length - (op.desiredSize ?? 0);
+      const nodes = chooseNodesToRemove(members, count);
+      await this.command(op, { type: 'ChooseOperationNodes', data: { nodes, at: this.now() } });
+      await this.complete(op, 'choose_nodes', nodes.map((n) => n.hostname).join(', ') || 'none');
+      return 0;
+    }
+    const chosen = op.chosen;
+    if (stepOf(op, 'drain_nodes')?.status !== 'succeeded') {
+      await this.started(op, 'drain_nodes');
+      let pending = 0;
+      for (const node of chosen) {
+        const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+        if (state.status !== 'online' && state.status !== 'offline') continue; // gone already
+        let drainId: string | undefined = op.drains[node.nodeId];
+        if (!drainId) {
+          if (state.status === 'offline' && Object.keys(state.allocations).length === 0) continue;
+          drainId = await this.drains.start(
+            node.nodeId,
+            'relocate',
+            this.context(uuidFrom(op.operationId, 'drain', node.nodeId), op.operationId),
+          );
+          await this.command(op, {
+            type: 'RecordOperationDrain',
+            data: { nodeId: node.nodeId, drainId, at: this.now() },
+          });
+        }
+        const drain = await this.readModels.get<DrainDoc & Doc>(DRAINS, drainId);
+        if (drain?.status !== 'completed') pending++;
+      }
+      if (pending > 0) return POLL_MS;
+      await this.complete(op, 'drain_nodes', `${chosen.length} node(s) drained`);
+      return 0;
+    }
+    if (stepOf(op, 'remove_nodes')?.status !== 'succeeded') {
+      await this.started(op, 'remove_nodes');
+      // Asked once per process (the adapters are idempotent, so a restart may ask again).
+      if (!this.removalAsked.has(op.operationId)) {
+        await this.provisioner.removeNodes({
+          operationId: op.operationId,
+          clusterId: op.clusterId,
+          poolId,
+          nodes: chosen,
+        });
+        this.removalAsked.add(op.operationId);
+      }
+      let left = 0;
+      for (const node of chosen) {
+        const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+        if (state.status === 'online') left++;
+        else if (state.status === 'offline') {
+          // Offline: the node command path deletes it (refused while it still holds sessions).
+          await this.nodeCommands.execute(
+            node.nodeId,
+            { type: 'DeleteNode', data: { at: this.now() } },
+            this.context(uuidFrom(op.operationId, 'delete', node.nodeId), op.operationId),
+          );
+        }
+      }
+      if (left > 0) return POLL_MS;
+      await this.complete(op, 'remove_nodes', `${chosen.length} node(s) removed`);
+      return 0;
+    }
+    if (deletePool) {
+      await this.started(op, 'delete_pool');
+      await this.pipeline.handle(
+        poolAggregate,
+        poolStreamId(poolId),
+        { type: 'MarkPoolDeleted', data: { at: this.now() } },
+        this.context(uuidFrom(op.operationId, 'pool-deleted'), op.operationId),
+      );
+      await this.complete(op, 'delete_pool', null);
+    }
+    await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
+    return null;
+  }
+
+  private async started(op: Running, name: string): Promise<boolean> {
+    if (stepOf(op, name)) return true;
+    await this.command(op, { type: 'StartOperationStep', data: { name, at: this.now() } });
+    return false;
+  }
+
+  private async complete(op: Running, name: string, detail: string | null): Promise<void> {
+    await this.command(op, {
+      type: 'CompleteOperationStep',
+      data: { name, detail, at: this.now() },
+    });
+  }
+
+  private async command(op: Running, command: OperationCommand, key?: string): Promise<void> {
+    await this.pipeline.handle(
+      operationAggregate,
+      operationStreamId(op.operationId),
+      command,
+      this.context(
+        key
+          ? uuidFrom(op.operationId, key)
+          : uuidFrom(op.operationId, command.type, JSON.stringify(command.data)),
+        op.operationId,
+      ),
+    );
+  }
+
+  /** Re-arms every unfinished operation (after a restart or a lost Redis); frees orphaned pool locks. */
+  async reconcile(): Promise<void> {
+    const open = await this.readModels.find<OperationDoc & Doc>(
+      OPERATIONS,
+      { status: { $in: ['pending', 'running'] } },
+      { limit: 1000 },
+    );
+    for (const op of open.items) await this.arm(op);
+    const locked = await this.readModels.find<PoolDoc & Doc>(
+      NODE_POOLS,
+      { operation: { $ne: null } },
+      { limit: 1000 },
+    );
+    for (const pool of locked.items) {
+      const operationId = pool.operation!.operationId;
+      const { state } = await this.pipeline.load(
+        operationAggregate,
+        operationStreamId(operationId),
+      );
+      // A crash between locking the pool and opening the operation: nothing runs, so unlock.
+      if (state.status !== 'absent') continue;
+      await this.pipeline.handle(
+        poolAggregate,
+        poolStreamId(pool.poolId),
+        { type: 'EndPoolOperation', data: { operationId, at: this.now() } },
+        this.context(uuidFrom(operationId, 'orphaned'), operationId),
+      );
+    }
+    if (open.items.length) this.logger.log(`re-armed ${open.items.length} operation(s)`);
+  }
+
+  private now(): string {
+    return new Date().toISOString();
+  }
+
+  private context(commandId: string, correlationId: string): CommandContext {
+    return {
+      commandId,
+      correlationId,
+      causationId: commandId,
+      actor: SYSTEM_ACTOR,
+      now: new Date(),
+    };
+  }
+}

@@ -1,0 +1,169 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { CommandContext, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { clusterAggregate } from '../clusters/cluster.decider';
+import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { Config } from '../config/config';
+import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import { poolAggregate } from '../pools/pool.decider';
+import { PoolOperationType, poolStreamId } from '../pools/pool.events';
+import { PoolsService } from '../pools/pools.service';
+import { operationAggregate } from './operation.decider';
+import { operationStreamId } from './operation.events';
+import { OPERATIONS, OperationDoc } from './operations.projection';
+import { OperationsSaga } from './operations.saga';
+
+export const OPERATIONS_PROJECTION = 'projection:operations';
+
+export type OperationView = {
+  operationId: string;
+  type: string;
+  status: string;
+  steps: Array<{
+    name: string;
+    status: string;
+    at: string;
+    startedAt: string;
+    detail: string | null;
+  }>;
+  error: string | null;
+  clusterId: string;
+  poolId: string | null;
+  fromSize: number | null;
+  desiredSize: number | null;
+  nodes: Array<{ nodeId: string; hostname: string }>;
+  reason: string | null;
+  createdAt: string;
+  deadlineAt: string;
+  endedAt: string | null;
+};
+
+@Injectable()
+export class OperationsService {
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(PoolsService) private readonly pools: PoolsService,
+    @Inject(OperationsSaga) private readonly saga: OperationsSaga,
+  ) {}
+
+  /** ScaleNodePool: refused while another operation runs on the pool, or outside min/max. */
+  async scale(
+    poolId: string,
+    desiredSize: number,
+    ctx: CommandContext,
+    reason: string | null = null,
+  ) {
+    return this.open(poolId, 'scale_node_pool', desiredSize, reason, ctx);
+  }
+
+  /** DeleteNodePool: the cluster refuses its last pool; then the nodes are drained and removed. */
+  async delete(poolId: string, ctx: CommandContext) {
+    return this.open(poolId, 'delete_node_pool', null, null, ctx);
+  }
+
+  private async open(
+    poolId: string,
+    type: PoolOperationType,
+    desiredSize: number | null,
+    reason: string | null,
+    ctx: CommandContext,
+  ): Promise<{ operationId: string }> {
+    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
+    const operationId = uuidFrom('operation', ctx.commandId);
+    if (pool.operationId === operationId) return { operationId }; // a replayed request
+    const at = ctx.now.toISOString();
+    // Refusals first, in the order that changes nothing: the pool's lock, then the cluster's list.
+    if (type === 'delete_node_pool' && pool.operationId === null && pool.status === 'active') {
+      await this.pipeline.handle(
+        clusterAggregate,
+        clusterStreamId(pool.clusterId),
+        { type: 'RemovePoolFromCluster', data: { poolId, at } },
+        { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool') },
+      );
+    }
+    try {
+      await this.pipeline.handle(
+        poolAggregate,
+        poolStreamId(poolId),
+        { type: 'BeginPoolOperation', data: { operationId, operationType: type, desiredSize, at } },
+        { ...ctx, commandId: uuidFrom(ctx.commandId, 'begin') },
+      );
+    } catch (error) {
+      if (type === 'delete_node_pool') {
+        // Lost a race with another operation: the pool stays listed in its cluster.
+        await this.pipeline.handle(
+          clusterAggregate,
+          clusterStreamId(pool.clusterId),
+          { type: 'AddPoolToCluster', data: { poolId, at } },
+          { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool') },
+        );
+      }
+      throw error;
+    }
+    const members = await this.pools.members(poolId);
+    const fromSize = members.length;
+    const grow = desiredSize === null ? 0 : Math.max(0, desiredSize - fromSize);
+    const taken = new Set(members.map((m) => m.hostname));
+    const addHostnames: string[] = [];
+    for (let i = 1; addHostnames.length < grow; i++) {
+      const hostname = `${pool.name}-${operationId.slice(0, 6)}-${i}`;
+      if (!taken.has(hostname)) addHostnames.push(hostname);
+    }
+    const deadlineAt = new Date(ctx.now.getTime() + this.config.operationDeadlineSec * 1000);
+    const requested = await this.pipeline.handle(
+      operationAggregate,
+      operationStreamId(operationId),
+      {
+        type: 'RequestOperation',
+        data: {
+          operationId,
+          operationType: type,
+          clusterId: pool.clusterId,
+          poolId,
+          fromSize,
+          desiredSize,
+          addHostnames,
+          reason,
+          deadlineAt: deadlineAt.toISOString(),
+          at,
+        },
+      },
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'request') },
+    );
+    await this.saga.arm({ operationId, deadlineAt: deadlineAt.toISOString() });
+    await this.runner.settle(requested.position, [OPERATIONS_PROJECTION, 'projection:node-pools']);
+    return { operationId };
+  }
+
+  async get(operationId: string): Promise<OperationView> {
+    const doc = await this.readModels.get<OperationDoc & Doc>(OPERATIONS, operationId);
+    if (!doc) throw notFound('operation', operationId);
+    return {
+      operationId: doc.operationId,
+      type: doc.operationType,
+      status: doc.status,
+      steps: doc.steps.map((s) => ({
+        name: s.name,
+        status: s.status,
+        at: s.at,
+        startedAt: s.startedAt,
+        detail: s.detail,
+      })),
+      error: doc.error,
+      clusterId: doc.clusterId,
+      poolId: doc.poolId,
+      fromSize: doc.fromSize,
+      desiredSize: doc.desiredSize,
+      nodes: doc.chosen ? [...doc.chosen] : [],
+      reason: doc.reason,
+      createdAt: doc.requestedAt,
+      deadlineAt: doc.deadlineAt,
+      endedAt: doc.endedAt,
+    };
+  }
+}

@@ -1,0 +1,38 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { Config } from '../config/config';
+import { InventoryService } from '../nodes/inventory.service';
+import { NodesModule } from '../nodes/nodes.module';
+import { PoolsModule } from '../pools/pools.module';
+import { Runtime } from '../platform/runtime/runtime.service';
+import { CONFIG } from '../platform/runtime/tokens';
+import { HttpProvisioner } from './http-provisioner';
+import { PROVISIONER } from './provisioner.port';
+import { SimulatedProvisioner } from './simulated-provisioner';
+
+/** PROVISIONER_URL set: the HTTP adapter; unset: the simulated one, in process. */
+@Module({
+  imports: [NodesModule, PoolsModule],
+  providers: [
+    // Stateless; the provisioner reports nodes through the same path as the operator's endpoint.
+    InventoryService,
+    SimulatedProvisioner,
+    {
+      provide: PROVISIONER,
+      useFactory: (config: Config, simulated: SimulatedProvisioner) =>
+        config.provisionerUrl ? new HttpProvisioner(config.provisionerUrl) : simulated,
+      inject: [CONFIG, SimulatedProvisioner],
+    },
+  ],
+  exports: [PROVISIONER],
+})
+export class ProvisionerModule implements OnModuleInit {
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(SimulatedProvisioner) private readonly simulated: SimulatedProvisioner,
+    @Inject(Runtime) private readonly runtime: Runtime,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.config.provisionerUrl) this.runtime.afterStart(async () => this.simulated.start());
+  }
+}

@@ -1,0 +1,30 @@
+import { PoolDefinition } from '../pools/pool.events';
+
+/** Labels every provisioned node carries, so its report lands it in its pool. */
+export const POOL_LABEL = 'fleet/pool';
+export const PROVISIONER_LABEL = 'fleet/provisioner';
+
+export type CreateNodesRequest = {
+  readonly operationId: string;
+  readonly pool: PoolDefinition;
+  readonly hostnames: readonly string[];
+};
+
+export type RemoveNodesRequest = {
+  readonly operationId: string;
+  readonly clusterId: string;
+  readonly poolId: string;
+  readonly nodes: ReadonlyArray<{ nodeId: string; hostname: string }>;
+};
+
+/**
+ * The machine that makes and destroys nodes. Both calls are requests: nodes appear when their
+ * operator reports them, and go away when they stop reporting. Both are idempotent per
+ * operation (asked again after a crash, the same hostnames are meant).
+ */
+export interface Provisioner {
+  createNodes(request: CreateNodesRequest): Promise<void>;
+  removeNodes(request: RemoveNodesRequest): Promise<void>;
+}
+
+export const PROVISIONER = Symbol('PROVISIONER');

@@ -1,0 +1,165 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandContext, SYSTEM_ACTOR, newId, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Config } from '../config/config';
+import { NodeReport } from '../nodes/node.decider';
+import { nodeAggregate, nodeIdOf } from '../nodes/node.aggregate';
+import { nodeStreamId } from '../nodes/node.events';
+import { InventoryService } from '../nodes/inventory.service';
+import { NODES, NodeDoc } from '../nodes/nodes.projection';
+import { GPU_CATALOG } from '../pools/catalog';
+import { PoolsService } from '../pools/pools.service';
+import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import {
+  CreateNodesRequest,
+  POOL_LABEL,
+  PROVISIONER_LABEL,
+  Provisioner,
+  RemoveNodesRequest,
+} from './provisioner.port';
+
+const SIMULATED = 'simulated';
+
+const context = (commandId: string, correlationId = commandId): CommandContext => ({
+  commandId,
+  correlationId,
+  causationId: commandId,
+  actor: SYSTEM_ACTOR,
+  now: new Date(),
+});
+
+/**
+ * The in-process provisioner (PROVISIONER_URL unset): the nodes it "creates" report exactly as
+ * an operator would (through the inventory command path, labelled with their pool) and keep
+ * reporting every third of the stale window; removing one makes it report NotReady and stop.
+ */
+@Injectable()
+export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
+  private readonly logger = new Logger('provisioner');
+  private readonly removing = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private beating = false;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(InventoryService) private readonly inventory: InventoryService,
+    @Inject(PoolsService) private readonly pools: PoolsService,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+  ) {}
+
+  /** Starts the heartbeat of every simulated node (found again from the read model after a restart). */
+  start(): void {
+    const every = Math.min(15_000, Math.max(1000, (this.config.nodeStaleSec * 1000) / 3));
+    this.timer = setInterval(() => void this.beat(), every);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async createNodes(request: CreateNodesRequest): Promise<void> {
+    const { pool, hostnames, operationId } = request;
+    const card = pool.gpuType ? GPU_CATALOG[pool.gpuType] : null;
+    for (const hostname of hostnames) {
+      const report: NodeReport = {
+        clusterId: pool.clusterId,
+        hostname,
+        role: pool.kind,
+        labels: {
+          'fleet/mode': pool.mode,
+          [POOL_LABEL]: pool.poolId,
+          [PROVISIONER_LABEL]: SIMULATED,
+        },
+        capacity: {
+          cpu: pool.spec.cpu,
+          memoryGiB: pool.spec.memoryGiB,
+          diskGiB: pool.spec.diskGiB,
+        },
+        gpus:
+          card && pool.gpuType
+            ? Array.from({ length: pool.spec.gpusPerNode }, (_, i) => ({
+                uuid: `GPU-${hostname}-${i}`,
+                model: pool.gpuType!,
+                memoryGiB: card.cardGiB,
+              }))
+            : [],
+        kubeletReady: true,
+        unschedulable: false,
+        observedAt: null,
+      };
+      const ctx = context(uuidFrom(operationId, 'simulated-create', hostname), operationId);
+      await this.inventory.report(pool.clusterId, [report], ctx);
+      await this.pools.assignNode(nodeIdOf(pool.clusterId, hostname), pool.poolId, {
+        ...ctx,
+        commandId: uuidFrom(operationId, 'simulated-assign', hostname),
+      });
+    }
+  }
+
+  async removeNodes(request: RemoveNodesRequest): Promise<void> {
+    for (const { nodeId } of request.nodes) {
+      this.removing.add(nodeId);
+      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId));
+      if (state.status !== 'online') continue; // already offline or gone
+      await this.inventory.report(
+        state.clusterId,
+        [{ ...this.reportOf(state), kubeletReady: false }],
+        context(uuidFrom(request.operationId, 'simulated-remove', nodeId), request.operationId),
+      );
+    }
+  }
+
+  private reportOf(
+    node: Pick<NodeDoc, 'clusterId' | 'hostname' | 'role' | 'labels' | 'capacity'> & {
+      gpus: ReadonlyArray<{ uuid: string; model: string; memoryGiB: number }>;
+      cordon: { desired: boolean };
+    },
+  ): NodeReport {
+    return {
+      clusterId: node.clusterId,
+      hostname: node.hostname,
+      role: node.role,
+      labels: node.labels,
+      capacity: node.capacity,
+      gpus: node.gpus.map((g) => ({
+        uuid: g.uuid,
+        model: g.model as NodeReport['gpus'][number]['model'],
+        memoryGiB: g.memoryGiB,
+      })),
+      kubeletReady: true,
+      // Like a real operator: it applies the desired cordon and reports it back.
+      unschedulable: node.cordon.desired,
+      observedAt: null,
+    };
+  }
+
+  /** One heartbeat round: every online simulated node reports what it is. */
+  async beat(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
+    try {
+      const page = await this.readModels.find<NodeDoc & Doc>(
+        NODES,
+        { [`labels.${PROVISIONER_LABEL}`]: SIMULATED, online: true },
+        { limit: 1000 },
+      );
+      const byCluster = new Map<string, NodeReport[]>();
+      for (const node of page.items) {
+        if (this.removing.has(node.nodeId)) continue;
+        const list = byCluster.get(node.clusterId) ?? [];
+        list.push(this.reportOf(node));
+        byCluster.set(node.clusterId, list);
+      }
+      for (const [clusterId, reports] of byCluster) {
+        await this.inventory.report(clusterId, reports, context(newId()));
+      }
+    } catch (error) {
+      this.logger.warn(`simulated heartbeat failed: ${String(error)}`);
+    } finally {
+      this.beating = false;
+    }
+  }
+}

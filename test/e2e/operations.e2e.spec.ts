@@ -1,0 +1,273 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { startApp, TestApp } from '../support/app';
+import { eventually } from '../support/reports';
+
+type Operation = {
+  operationId: string;
+  type: string;
+  status: string;
+  steps: Array<{ name: string; status: string; at: string }>;
+  error: string | null;
+  nodes: Array<{ nodeId: string; hostname: string }>;
+};
+type Node = { nodeId: string; hostname: string; poolId: string | null; runningSessions: number };
+
+const CLUSTER = {
+  name: 'ops',
+  k8sVersion: '1.30.4',
+  podCidr: '10.244.0.0/16',
+  serviceCidr: '10.96.0.0/12',
+};
+
+const helpers = (t: TestApp, admin: Record<string, string>) => ({
+  createCluster: async (): Promise<string> =>
+    (await request(t.url).post('/v1/clusters').set(admin).send(CLUSTER).expect(201)).body.clusterId,
+  createPool: async (clusterId: string, body: object) =>
+    (
+      await request(t.url)
+        .post(`/v1/clusters/${clusterId}/node-pools`)
+        .set(admin)
+        .send(body)
+        .expect(201)
+    ).body,
+  scale: (poolId: string, desiredSize: number) =>
+    request(t.url).post(`/v1/node-pools/${poolId}/scale`).set(admin).send({ desiredSize }),
+  operation: async (id: string): Promise<Operation> =>
+    (await request(t.url).get(`/v1/operations/${id}`).set(admin)).body,
+  finished: async (id: string, ms = 20_000): Promise<Operation> =>
+    (await eventually<Operation | null>(async () => {
+      const op = (await request(t.url).get(`/v1/operations/${id}`).set(admin)).body as Operation;
+      return ['succeeded', 'failed', 'timeout'].includes(op.status) ? op : null;
+    }, ms)) as Operation,
+  nodesOf: async (poolId: string): Promise<Node[]> =>
+    (await request(t.url).get(`/v1/nodes?poolId=${poolId}`).set(admin)).body.items,
+});
+
+describe('operations with the simulated provisioner', () => {
+  let t: TestApp;
+  let admin: Record<string, string>;
+  let alice: Record<string, string>;
+  let h: ReturnType<typeof helpers>;
+  beforeAll(async () => {
+    t = await startApp({ OPERATION_DEADLINE_SEC: '60' });
+    admin = await t.auth('root', ['admin']);
+    alice = await t.auth('alice', ['user']);
+    h = helpers(t, admin);
+  });
+  afterAll(async () => t.close());
+
+  it('scales a pool 2 → 5 → 3: nodes register, the scale-in drain moves sessions, billing stays intact', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, {
+      name: 'l40s',
+      kind: 'gpu',
+      gpuType: 'L40S',
+      gpusPerNode: 2,
+      autoscaling: { min: 1, max: 6 },
+    });
+    const first = await h.scale(pool.poolId, 2);
+    expect(first.status).toBe(202);
+    expect(await h.finished(first.body.operationId)).toMatchObject({ status: 'succeeded' });
+    expect(await h.nodesOf(pool.poolId)).toHaveLength(2);
+
+    const out = await h.scale(pool.poolId, 5);
+    expect(out.status).toBe(202);
+    const grown = await h.finished(out.body.operationId);
+    expect(grown).toMatchObject({ type: 'scale_node_pool', status: 'succeeded', error: null });
+    expect(grown.steps.map((s) => [s.name, s.status])).toEqual([
+      ['request_nodes', 'succeeded'],
+      ['await_registration', 'succeeded'],
+    ]);
+    const five = await h.nodesOf(pool.poolId);
+    expect(five).toHaveLength(5);
+    const node = (await request(t.url).get(`/v1/nodes/${five[0].nodeId}`).set(admin)).body;
+    expect(node).toMatchObject({
+      clusterId,
+      role: 'gpu',
+      status: 'ready',
+      gpuCount: 2,
+      capacity: { cpu: 16, memoryGiB: 64 },
+    });
+
+    // One session on every node (cordoning each node once it holds one), so scale-in must move some.
+    const sessions: Array<{ sessionId: string; nodeId: string }> = [];
+    for (let i = 0; i < 5; i++) {
+      const s = (
+        await request(t.url)
+          .post('/v1/sessions')
+          .set(alice)
+          .send({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1, poolId: pool.poolId })
+      ).body;
+      expect(s.status).toBe('running');
+      sessions.push(s);
+      await request(t.url).post(`/v1/nodes/${s.nodeId}/cordon`).set(admin).send({}).expect(200);
+    }
+    expect(new Set(sessions.map((s) => s.nodeId)).size).toBe(5);
+    for (const s of sessions) {
+      await request(t.url).post(`/v1/nodes/${s.nodeId}/uncordon`).set(admin).expect(200);
+    }
+
+    const inward = await h.scale(pool.poolId, 3);
+    expect(inward.status).toBe(202);
+    const second = await h.scale(pool.poolId, 4);
+    expect([second.status, second.body.error.code]).toEqual([409, 'operation_in_progress']);
+    const shrunk = await h.finished(inward.body.operationId);
+    expect(shrunk).toMatchObject({ status: 'succeeded', error: null });
+    expect(shrunk.steps.map((s) => [s.name, s.status])).toEqual([
+      ['choose_nodes', 'succeeded'],
+      ['drain_nodes', 'succeeded'],
+      ['remove_nodes', 'succeeded'],
+    ]);
+    const removed = new Set(shrunk.nodes.map((n) => n.nodeId));
+    expect(removed.size).toBe(2);
+    const three = await h.nodesOf(pool.poolId);
+    expect(three).toHaveLength(3);
+    for (const n of removed) {
+      expect((await request(t.url).get(`/v1/nodes/${n}`).set(admin)).status).toBe(404);
+    }
+    const moved = sessions.filter((s) => removed.has(s.nodeId));
+    expect(moved).toHaveLength(2);
+    for (const s of moved) {
+      const now = (await request(t.url).get(`/v1/sessions/${s.sessionId}`).set(alice)).body;
+      expect(now.status).toBe('running');
+      expect(removed.has(now.nodeId)).toBe(false);
+      const records = await eventually(async () => {
+        const res = await request(t.url)
+          .get(`/v1/billing/records?sessionId=${s.sessionId}`)
+          .set(admin);
+        return res.body.items?.length === 1 ? res.body.items : null;
+      });
+      expect(records[0]).toMatchObject({ sessionId: s.sessionId, nodeId: s.nodeId });
+      const verify = await request(t.url)
+        .get(`/v1/billing/sessions/${s.sessionId}/verify`)
+        .set(admin);
+      expect(verify.body.ok).toBe(true);
+    }
+    const stayed = sessions.filter((s) => !removed.has(s.nodeId));
+    for (const s of stayed) {
+      const now = (await request(t.url).get(`/v1/sessions/${s.sessionId}`).set(alice)).body;
+      expect(now).toMatchObject({ status: 'running', nodeId: s.nodeId });
+    }
+    expect(
+      (await request(t.url).get(`/v1/node-pools/${pool.poolId}`).set(admin)).body,
+    ).toMatchObject({
+      size: 3,
+      operation: null,
+    });
+  });
+
+  it('refuses sizes outside autoscaling min/max with 409 size_out_of_range', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, {
+      name: 'mig',
+      kind: 'gpu',
+      gpuType: 'MIG_1g',
+      autoscaling: { min: 1, max: 3 },
+    });
+    const res = await h.scale(pool.poolId, 4);
+    expect([res.status, res.body.error.code]).toEqual([409, 'size_out_of_range']);
+    expect((await h.scale(pool.poolId, -1)).status).toBe(400);
+    expect((await h.scale('00000000-0000-5000-8000-000000000000', 1)).status).toBe(404);
+    expect(
+      (await request(t.url).get(`/v1/node-pools/${pool.poolId}`).set(admin)).body.operation,
+    ).toBeNull();
+  });
+
+  it('refuses to delete the last pool; deletes another by draining and removing its nodes', async () => {
+    const clusterId = await h.createCluster();
+    const keep = await h.createPool(clusterId, { name: 'keep', kind: 'cpu' });
+    const last = await request(t.url).delete(`/v1/node-pools/${keep.poolId}`).set(admin);
+    expect([last.status, last.body.error.code]).toEqual([409, 'last_pool']);
+    const gone = await h.createPool(clusterId, { name: 'gone', kind: 'cpu' });
+    const scaled = await h.finished((await h.scale(gone.poolId, 2)).body.operationId);
+    expect(scaled.status).toBe('succeeded');
+    const res = await request(t.url).delete(`/v1/node-pools/${gone.poolId}`).set(admin);
+    expect(res.status).toBe(202);
+    const op = await h.finished(res.body.operationId);
+    expect(op).toMatchObject({ type: 'delete_node_pool', status: 'succeeded' });
+    expect(op.steps.map((s) => s.name)).toEqual([
+      'choose_nodes',
+      'drain_nodes',
+      'remove_nodes',
+      'delete_pool',
+    ]);
+    expect(await h.nodesOf(gone.poolId)).toHaveLength(0);
+    const pool = (await request(t.url).get(`/v1/node-pools/${gone.poolId}`).set(admin)).body;
+    expect(pool.status).toBe('deleted');
+    const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
+    expect(cluster.pools).toEqual([keep.poolId]);
+    const again = await request(t.url).delete(`/v1/node-pools/${keep.poolId}`).set(admin);
+    expect(again.body.error.code).toBe('last_pool');
+  });
+
+  it('raises pool_emptied when a dedicated GPU pool loses its last card', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, {
+      name: 'ded',
+      kind: 'gpu',
+      gpuType: 'MIG_2g',
+      mode: 'dedicated',
+    });
+    expect((await h.finished((await h.scale(pool.poolId, 1)).body.operationId)).status).toBe(
+      'succeeded',
+    );
+    expect((await h.finished((await h.scale(pool.poolId, 0)).body.operationId)).status).toBe(
+      'succeeded',
+    );
+    const note = await eventually(async () => {
+      const res = await request(t.url).get('/v1/notifications').set(admin);
+      return res.body.items.find(
+        (n: { type: string; clusterId: string }) =>
+          n.type === 'pool_emptied' && n.clusterId === clusterId,
+      );
+    });
+    expect(note.reason).toContain(pool.poolId);
+  });
+});
+
+describe('operations with a provisioner that never delivers', () => {
+  let t: TestApp;
+  let server: http.Server;
+  const asked: string[] = [];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      req.resume();
+      res.writeHead(202).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    t = await startApp({
+      OPERATION_DEADLINE_SEC: '2',
+      PROVISIONER_URL: `http://127.0.0.1:${port}`,
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('ends the scale-out in timeout at its deadline, and frees the pool', async () => {
+    const admin = await t.auth('root', ['admin']);
+    const h = helpers(t, admin);
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'never', kind: 'gpu', gpuType: 'L40S' });
+    const res = await h.scale(pool.poolId, 2);
+    expect(res.status).toBe(202);
+    const op = await h.finished(res.body.operationId, 10_000);
+    expect(op.status).toBe('timeout');
+    expect(op.error).toContain('await_registration');
+    expect(op.steps).toEqual([
+      expect.objectContaining({ name: 'request_nodes', status: 'succeeded' }),
+      expect.objectContaining({ name: 'await_registration', status: 'failed' }),
+    ]);
+    expect(asked).toContain('POST /v1/node-requests/create');
+    await eventually(
+      async () =>
+        (await request(t.url).get(`/v1/node-pools/${pool.poolId}`).set(admin)).body.operation ===
+        null,
+    );
+  });
+});
