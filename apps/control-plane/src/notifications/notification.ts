@@ -67,10 +67,7 @@ const iso = (at: string): string => {
   return Number.isNaN(ms) ? at : new Date(ms).toISOString();
 };
 
-/**
- * Which events notify, keyed by stored type. `pool_emptied` is one entry here once its event
- * exists.
- */
+/** Which events notify, keyed by stored type. */
 const RULES: ReadonlyMap<string, Rule> = new Map([
   ...on<NodeEvent, 'NodeWentOffline'>(nodeCodec, 'NodeWentOffline', (d) => ({
     type: 'node_status_changed',
