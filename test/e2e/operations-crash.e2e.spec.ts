@@ -40,11 +40,11 @@ const setUpPool = async (app: ChildApp, name: string): Promise<string> => {
   return pool.body.poolId as string;
 };
 
-const finished = (app: ChildApp, operationId: string, ms: number): Promise<Json> =>
-  eventually(async () => {
+const finished = async (app: ChildApp, operationId: string, ms: number): Promise<Json> =>
+  (await eventually<Json | null>(async () => {
     const op = (await call(app, 'GET', `/v1/operations/${operationId}`)).body;
     return ['succeeded', 'failed', 'timeout'].includes(op.status) ? op : null;
-  }, ms);
+  }, ms)) as Json;
 
 describe('an operation survives a crash (kill -9, restart on the same data)', () => {
   beforeAll(() => ensureBuilt(), 180_000);

@@ -103,6 +103,32 @@ describe('node pools over HTTP', () => {
     );
   });
 
+  it('takes a node that registers with the fleet/pool label into that pool', async () => {
+    const pool = (await createPool('pc1', { name: 'labelled', kind: 'gpu', gpuType: 'HPC_GPU' }))
+      .body;
+    await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(operator)
+      .send(
+        report('pc1', [
+          gpuNode('hpc-01', 1, 'HPC_GPU', {
+            labels: { 'fleet/mode': 'shared', 'fleet/pool': pool.poolId },
+          }),
+          gpuNode('odd-01', 1, 'MIG_2g', {
+            labels: { 'fleet/mode': 'shared', 'fleet/pool': pool.poolId },
+          }),
+        ]),
+      )
+      .expect(200);
+    const hpc = await nodeIdOf('pc1', 'hpc-01');
+    await eventually(
+      async () =>
+        (await request(t.url).get(`/v1/nodes/${hpc}`).set(admin)).body.poolId === pool.poolId,
+    );
+    const odd = await nodeIdOf('pc1', 'odd-01');
+    expect((await request(t.url).get(`/v1/nodes/${odd}`).set(admin)).body.poolId).toBeNull();
+  });
+
   it('places sessions only for the tenants of a restricted pool', async () => {
     const pool = (
       await createPool('pc1', {

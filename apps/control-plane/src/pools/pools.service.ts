@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import {
@@ -17,6 +17,7 @@ import { NodeCommands } from '../nodes/nodes.commands';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { NodesQueries } from '../nodes/nodes.queries';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
+import { POOL_LABEL } from '../provisioner/provisioner.port';
 import { DEFAULT_CPU_NODE, GPU_CATALOG } from './catalog';
 import { poolAggregate, PoolCommand } from './pool.decider';
 import { PoolDefinition, poolCodec, poolStreamId } from './pool.events';
@@ -30,6 +31,7 @@ const conflict = (code: string, message: string, details: Record<string, unknown
 
 @Injectable()
 export class PoolsService {
+  private readonly logger = new Logger('pools');
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
@@ -213,6 +215,7 @@ export class PoolsService {
     }
     if (!stored.streamId.startsWith('node-')) return;
     const event = nodeCodec.decode(stored.type, stored.data);
+    if (event?.type === 'NodeRegistered') return this.joinLabelledPool(stored, event.data);
     if (event?.type !== 'NodeDeleted' && event?.type !== 'NodeAssignedToPool') return;
     const nodeId = event.data.nodeId;
     const poolId = await this.poolBefore(stored, nodeId);
@@ -228,6 +231,30 @@ export class PoolsService {
       { type: 'MarkPoolEmptied', data: { nodeId, hostname, at: event.data.at } },
       this.context(stored, uuidFrom(stored.eventId, 'pool-emptied')),
     );
+  }
+
+  /**
+   * A node that registers with the `fleet/pool` label (asked for by a provisioner) joins that
+   * pool; one that does not fit it stays out (the refusal is the reason, logged).
+   */
+  private async joinLabelledPool(
+    stored: StoredEvent,
+    node: { nodeId: string; labels: Readonly<Record<string, string>> },
+  ): Promise<void> {
+    const poolId = node.labels[POOL_LABEL];
+    if (!poolId) return;
+    try {
+      await this.assignNode(
+        node.nodeId,
+        poolId,
+        this.context(stored, uuidFrom(stored.eventId, 'join-labelled-pool')),
+      );
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      this.logger.warn(
+        `node ${node.nodeId} labelled for pool ${poolId} stays out: ${error.message}`,
+      );
+    }
   }
 
   /** The pool a node was in just before this event (read from its stream, not the read model). */
