@@ -271,3 +271,54 @@ describe('operations with a provisioner that never delivers', () => {
     );
   });
 });
+
+describe('autoscaling', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ OPERATION_DEADLINE_SEC: '60' });
+  });
+  afterAll(async () => t.close());
+
+  it('scales out for sessions queued beyond the threshold, and back in after the idle cool-down', async () => {
+    const admin = await t.auth('root', ['admin']);
+    const alice = await t.auth('alice', ['user']);
+    const h = helpers(t, admin);
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, {
+      name: 'auto',
+      kind: 'gpu',
+      gpuType: 'MIG_3g',
+      autoscaling: { min: 0, max: 3, queueWaitSec: 1, idleCooldownSec: 2 },
+    });
+    const sessions = [];
+    for (let i = 0; i < 2; i++) {
+      const s = await request(t.url)
+        .post('/v1/sessions')
+        .set(alice)
+        .send({ kind: 'gpu', gpuModel: 'MIG_3g', gpuCount: 1 });
+      expect(s.body.status).toBe('queued');
+      sessions.push(s.body.sessionId as string);
+    }
+    for (const id of sessions) {
+      await eventually(
+        async () =>
+          (await request(t.url).get(`/v1/sessions/${id}`).set(alice)).body.status === 'running',
+        15_000,
+      );
+    }
+    const ops = async () =>
+      (await request(t.url).get(`/v1/operations?poolId=${pool.poolId}`).set(admin)).body
+        .items as Array<Operation & { reason: string; desiredSize: number }>;
+    const out = (await ops()).find((o) => o.reason?.startsWith('autoscale out'));
+    expect(out).toMatchObject({ type: 'scale_node_pool', desiredSize: 2, status: 'succeeded' });
+    for (const id of sessions) {
+      await request(t.url).post(`/v1/sessions/${id}/terminate`).set(alice).expect(200);
+    }
+    const inward = await eventually(async () => {
+      const op = (await ops()).find((o) => o.reason?.startsWith('autoscale in'));
+      return op && op.status === 'succeeded' ? op : null;
+    }, 20_000);
+    expect(inward).toMatchObject({ desiredSize: 0 });
+    expect(await h.nodesOf(pool.poolId)).toHaveLength(0);
+  });
+});

@@ -1,11 +1,34 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+} from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsOptional, Matches } from 'class-validator';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../pools/pools.controller';
 import { OperationAccepted, ScaleNodePoolDto } from '../pools/pools.dto';
 import { OperationsService } from './operations.service';
+
+export class ListOperationsQuery {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(/^[0-9a-f-]{36}$/, { message: 'poolId must be a pool id' })
+  poolId?: string;
+
+  @ApiPropertyOptional({ enum: ['pending', 'running', 'succeeded', 'failed', 'timeout'] })
+  @IsOptional()
+  @IsIn(['pending', 'running', 'succeeded', 'failed', 'timeout'])
+  status?: string;
+}
 
 @ApiTags('operations')
 @ApiBearerAuth()
@@ -33,6 +56,12 @@ export class OperationsController {
   @ApiAcceptedResponse({ type: OperationAccepted })
   remove(@Param('poolId') poolId: string, @Ctx() ctx: CommandContext): Promise<OperationAccepted> {
     return this.operations.delete(checkId('poolId', poolId), ctx);
+  }
+
+  @Get('operations')
+  @Roles('admin', 'auditor')
+  list(@Query() query: ListOperationsQuery) {
+    return this.operations.list(query);
   }
 
   @Get('operations/:operationId')

@@ -12,11 +12,12 @@ import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
+import { AutoscalerService } from './autoscaler.service';
 
 @Module({
   imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
   controllers: [OperationsController],
-  providers: [OperationsSaga, OperationsService],
+  providers: [OperationsSaga, OperationsService, AutoscalerService],
   exports: [OperationsService],
 })
 export class OperationsModule implements OnModuleInit {
@@ -25,6 +26,7 @@ export class OperationsModule implements OnModuleInit {
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(OperationsSaga) private readonly saga: OperationsSaga,
     @Inject(Runtime) private readonly runtime: Runtime,
+    @Inject(AutoscalerService) private readonly autoscaler: AutoscalerService,
   ) {}
 
   onModuleInit(): void {
@@ -33,5 +35,6 @@ export class OperationsModule implements OnModuleInit {
     this.registry.addReactor({ name: 'operations-saga', react: (e) => this.saga.react(e) });
     this.saga.register();
     this.runtime.afterStart(() => this.saga.reconcile());
+    this.runtime.afterStart(async () => this.autoscaler.start());
   }
 }

@@ -140,9 +140,25 @@ export class OperationsService {
     return { operationId };
   }
 
+  /** Newest first. */
+  async list(filter: { poolId?: string; status?: string }): Promise<{ items: OperationView[] }> {
+    const query: Record<string, string> = {};
+    if (filter.poolId) query.poolId = filter.poolId;
+    if (filter.status) query.status = filter.status;
+    const page = await this.readModels.find<OperationDoc & Doc>(OPERATIONS, query, {
+      sort: { requestedAt: -1 },
+      limit: 200,
+    });
+    return { items: page.items.map((d) => this.view(d)) };
+  }
+
   async get(operationId: string): Promise<OperationView> {
     const doc = await this.readModels.get<OperationDoc & Doc>(OPERATIONS, operationId);
     if (!doc) throw notFound('operation', operationId);
+    return this.view(doc);
+  }
+
+  private view(doc: OperationDoc): OperationView {
     return {
       operationId: doc.operationId,
       type: doc.operationType,

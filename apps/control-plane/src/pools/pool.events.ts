@@ -18,6 +18,20 @@ export type PoolNodeSpec = {
   readonly gpusPerNode: number;
 };
 
+/**
+ * Autoscaling bounds, and when the autoscaler acts: sessions that fit the pool queued longer
+ * than `queueWaitSec` scale it out; nodes idle longer than `idleCooldownSec` scale it in.
+ */
+export type Autoscaling = {
+  readonly min: number;
+  readonly max: number;
+  /** Absent in pools created before the autoscaler: AUTOSCALE_DEFAULTS apply. */
+  readonly queueWaitSec?: number;
+  readonly idleCooldownSec?: number;
+};
+
+export const AUTOSCALE_DEFAULTS = { queueWaitSec: 60, idleCooldownSec: 600 } as const;
+
 export type PoolDefinition = {
   readonly poolId: string;
   readonly clusterId: string;
@@ -28,7 +42,7 @@ export type PoolDefinition = {
   readonly spec: PoolNodeSpec;
   /** Owners allowed to place sessions here; empty = open to everyone. */
   readonly tenants: readonly string[];
-  readonly autoscaling: { readonly min: number; readonly max: number } | null;
+  readonly autoscaling: Autoscaling | null;
 };
 
 export const poolStreamId = (poolId: string): string => `pool-${poolId}`;

@@ -38,6 +38,30 @@ export class AutoscalingDto {
   @Min(0)
   @Max(1000)
   max!: number;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 86400,
+    default: 60,
+    description: 'Scale out once fitting sessions have been queued this long',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  queueWaitSec?: number;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 86400,
+    default: 600,
+    description: 'Scale in nodes idle this long',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  idleCooldownSec?: number;
 }
 
 export class CreateNodePoolDto {
@@ -139,8 +163,11 @@ export class PoolView {
   @ApiProperty({ example: { cpu: 16, memoryGiB: 64, diskGiB: 200, gpusPerNode: 1 } })
   spec!: { cpu: number; memoryGiB: number; diskGiB: number; gpusPerNode: number };
   @ApiProperty({ example: { tenants: [] } }) access!: { tenants: string[] };
-  @ApiProperty({ nullable: true, example: { min: 1, max: 10 } })
-  autoscaling!: { min: number; max: number } | null;
+  @ApiProperty({
+    nullable: true,
+    example: { min: 1, max: 10, queueWaitSec: 60, idleCooldownSec: 600 },
+  })
+  autoscaling!: { min: number; max: number; queueWaitSec: number; idleCooldownSec: number } | null;
   @ApiProperty({ enum: ['active', 'deleting', 'deleted'] }) status!: string;
   @ApiProperty({ description: 'Nodes in the pool now' }) size!: number;
   @ApiProperty({ nullable: true, example: { operationId: '…', type: 'scale_node_pool' } })

@@ -20,7 +20,7 @@ import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { POOL_LABEL } from '../provisioner/provisioner.port';
 import { DEFAULT_CPU_NODE, GPU_CATALOG } from './catalog';
 import { poolAggregate, PoolCommand } from './pool.decider';
-import { PoolDefinition, poolCodec, poolStreamId } from './pool.events';
+import { AUTOSCALE_DEFAULTS, PoolDefinition, poolCodec, poolStreamId } from './pool.events';
 import { CreateNodePoolDto, PoolView } from './pools.dto';
 import { NODE_POOLS, PoolDoc } from './pools.projection';
 
@@ -79,7 +79,12 @@ export class PoolsService {
       },
       tenants: [...new Set(body.access?.tenants ?? [])],
       autoscaling: body.autoscaling
-        ? { min: body.autoscaling.min, max: body.autoscaling.max }
+        ? {
+            min: body.autoscaling.min,
+            max: body.autoscaling.max,
+            queueWaitSec: body.autoscaling.queueWaitSec ?? AUTOSCALE_DEFAULTS.queueWaitSec,
+            idleCooldownSec: body.autoscaling.idleCooldownSec ?? AUTOSCALE_DEFAULTS.idleCooldownSec,
+          }
         : null,
     };
     const at = ctx.now.toISOString();
@@ -145,7 +150,7 @@ export class PoolsService {
       mode: doc.mode,
       spec: { ...doc.spec },
       access: { tenants: [...doc.access.tenants] },
-      autoscaling: doc.autoscaling,
+      autoscaling: doc.autoscaling ? { ...AUTOSCALE_DEFAULTS, ...doc.autoscaling } : null,
       status: doc.status,
       size:
         doc.status === 'deleted' ? 0 : await this.readModels.count(NODES, { poolId: doc.poolId }),

@@ -1,0 +1,118 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { CommandContext, DomainError, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
+import { READ_MODELS } from '../platform/runtime/tokens';
+import { AUTOSCALE_DEFAULTS } from '../pools/pool.events';
+import { PoolsService } from '../pools/pools.service';
+import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
+import { autoscaleDecision, fitsOneNode } from './autoscale';
+import { OperationsService } from './operations.service';
+
+/**
+ * The autoscaler: every tick, for each pool with autoscaling and no running operation, a pure
+ * decision (autoscaleDecision) from the queue and the pool's idle nodes; each decision is a
+ * scale operation carrying its reason. Idle times are watched in memory: a restart restarts
+ * every cool-down, which can only delay a scale-in.
+ */
+@Injectable()
+export class AutoscalerService implements OnModuleDestroy {
+  private readonly logger = new Logger('autoscaler');
+  private readonly idleSince = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+
+  constructor(
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(PoolsService) private readonly pools: PoolsService,
+    @Inject(OperationsService) private readonly operations: OperationsService,
+  ) {}
+
+  start(periodMs = 1000): void {
+    this.timer = setInterval(() => void this.tick(), periodMs);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async tick(now = Date.now()): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const pools = await this.readModels.find<PoolDoc & Doc>(
+        NODE_POOLS,
+        { status: 'active', autoscaling: { $ne: null } },
+        { sort: { poolId: 1 }, limit: 1000 },
+      );
+      const queued = await this.readModels.find<SessionDoc & Doc>(
+        SESSIONS,
+        { status: 'queued' },
+        { limit: 10_000 },
+      );
+      const claimed = new Set<string>();
+      for (const pool of pools.items) {
+        const settings = { ...AUTOSCALE_DEFAULTS, ...pool.autoscaling! };
+        const tenants = pool.access.tenants;
+        const waiting = queued.items.filter(
+          (s) =>
+            !claimed.has(s.sessionId) &&
+            (s.poolId === null || s.poolId === pool.poolId) &&
+            (tenants.length === 0 || tenants.includes(s.owner)) &&
+            s.queuedAt !== null &&
+            now - Date.parse(s.queuedAt) >= settings.queueWaitSec * 1000 &&
+            fitsOneNode(pool, s.demand),
+        );
+        // A session counts towards one pool only, so two pools do not both grow for it.
+        waiting.forEach((s) => claimed.add(s.sessionId));
+        const members = await this.pools.members(pool.poolId);
+        let idleNodes = 0;
+        for (const node of members) {
+          if (node.status !== 'ready') {
+            this.idleSince.delete(node.nodeId);
+            continue;
+          }
+          const since = this.idleSince.get(node.nodeId) ?? now;
+          this.idleSince.set(node.nodeId, since);
+          if (now - since >= settings.idleCooldownSec * 1000) idleNodes++;
+        }
+        if (pool.operation !== null) continue;
+        const decision = autoscaleDecision({
+          pool: { ...pool, autoscaling: settings },
+          size: members.length,
+          waiting: waiting.map((s) => s.demand),
+          idleNodes,
+        });
+        if (!decision) continue;
+        try {
+          const { operationId } = await this.operations.scale(
+            pool.poolId,
+            decision.desiredSize,
+            this.context(),
+            decision.reason,
+          );
+          this.logger.log(`pool ${pool.name}: ${decision.reason} → operation ${operationId}`);
+        } catch (error) {
+          // Another operation started meanwhile: the next tick decides again.
+          if (!(error instanceof DomainError)) throw error;
+        }
+      }
+    } catch (error) {
+      this.logger.warn(`autoscaler tick failed: ${String(error)}`);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private context(): CommandContext {
+    const commandId = newId();
+    return {
+      commandId,
+      correlationId: commandId,
+      causationId: commandId,
+      actor: SYSTEM_ACTOR,
+      now: new Date(),
+    };
+  }
+}
