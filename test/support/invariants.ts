@@ -142,6 +142,62 @@ export const billingProblem = async (client: ApiClient, sessionId: string): Prom
   return problems.join('; ');
 };
 
+/** Sessions that hold cards while not running (queued: a placement between its two steps). */
+export const halfPlaced = async (
+  client: ApiClient,
+  clusterIds?: readonly string[],
+): Promise<Map<string, string>> => {
+  const nodes = clusterIds
+    ? (
+        await Promise.all(
+          clusterIds.map((c) =>
+            allPages<NodeView>(client, `/v1/nodes?clusterId=${encodeURIComponent(c)}&limit=1000`),
+          ),
+        )
+      ).flat()
+    : await allPages<NodeView>(client, '/v1/nodes?limit=1000');
+  const holders = new Map<string, string[]>();
+  for (const n of nodes) {
+    const body = await getJson<{ items: Card[] }>(client, `/v1/nodes/${n.nodeId}/gpus`);
+    for (const card of body.items) {
+      if (card.sessionId)
+        holders.set(card.sessionId, [...(holders.get(card.sessionId) ?? []), card.uuid]);
+    }
+  }
+  const status = new Map((await listSessions(client)).map((s) => [s.sessionId, s.status]));
+  const out = new Map<string, string>();
+  for (const [id, cards] of holders) {
+    const st = status.get(id) ?? 'unknown';
+    if (st !== 'running') out.set(id, `${st} session ${id} holds [${cards.sort().join(',')}]`);
+  }
+  return out;
+};
+
+/**
+ * Samples for `windowMs` and returns the sessions seen holding cards while not running for
+ * longer than `graceMs` in a row (stuck half placed), with what was seen.
+ */
+export const stuckHalfPlaced = async (
+  client: ApiClient,
+  opts: { windowMs: number; graceMs: number; clusterIds?: readonly string[] },
+): Promise<string[]> => {
+  const since = new Map<string, number>();
+  const stuck = new Map<string, string>();
+  const until = Date.now() + opts.windowMs;
+  for (let i = 0; i < 10_000 && Date.now() < until; i++) {
+    const now = Date.now();
+    const seen = await halfPlaced(client, opts.clusterIds);
+    for (const id of [...since.keys()]) if (!seen.has(id)) since.delete(id);
+    for (const [id, what] of seen) {
+      const first = since.get(id) ?? now;
+      since.set(id, first);
+      if (now - first > opts.graceMs) stuck.set(id, `${what} for ${now - first} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return [...stuck.values()];
+};
+
 export type InvariantChecker = {
   /** One look: the list of violations (empty when every invariant holds). */
   check(scope?: Scope): Promise<string[]>;
