@@ -322,3 +322,74 @@ describe('autoscaling', () => {
     expect(await h.nodesOf(pool.poolId)).toHaveLength(0);
   });
 });
+
+describe('resize by rolling replacement', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ OPERATION_DEADLINE_SEC: '60' });
+  });
+  afterAll(async () => t.close());
+
+  it('replaces every node with one of the new shape, one at a time, moving sessions', async () => {
+    const admin = await t.auth('root', ['admin']);
+    const alice = await t.auth('alice', ['user']);
+    const h = helpers(t, admin);
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, {
+      name: 'cpu',
+      kind: 'cpu',
+      cpu: 16,
+      memoryGiB: 64,
+    });
+    expect((await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).status).toBe(
+      'succeeded',
+    );
+    const before = await h.nodesOf(pool.poolId);
+    const session = (
+      await request(t.url)
+        .post('/v1/sessions')
+        .set(alice)
+        .send({ kind: 'cpu', cpu: 8, memoryGiB: 32, poolId: pool.poolId })
+    ).body;
+    expect(session.status).toBe('running');
+    const noop = await request(t.url)
+      .post(`/v1/node-pools/${pool.poolId}/resize`)
+      .set(admin)
+      .send({ cpu: 16 });
+    expect([noop.status, noop.body.error.code]).toEqual([409, 'resize_no_change']);
+    expect(
+      (await request(t.url).post(`/v1/node-pools/${pool.poolId}/resize`).set(admin).send({}))
+        .status,
+    ).toBe(400);
+    const res = await request(t.url)
+      .post(`/v1/node-pools/${pool.poolId}/resize`)
+      .set(admin)
+      .send({ cpu: 32, memoryGiB: 128 });
+    expect(res.status).toBe(202);
+    const op = await h.finished(res.body.operationId);
+    expect(op).toMatchObject({ type: 'resize_node_pool', status: 'succeeded' });
+    const names = op.steps.map((s) => s.name.split(' ')[0]);
+    expect(names).toEqual([
+      'choose_nodes',
+      'add_node',
+      'drain_node',
+      'remove_node',
+      'add_node',
+      'drain_node',
+      'remove_node',
+      'update_spec',
+    ]);
+    const after = await h.nodesOf(pool.poolId);
+    expect(after).toHaveLength(2);
+    for (const n of after) {
+      const node = (await request(t.url).get(`/v1/nodes/${n.nodeId}`).set(admin)).body;
+      expect(node.capacity).toMatchObject({ cpu: 32, memoryGiB: 128 });
+      expect(before.map((b) => b.nodeId)).not.toContain(n.nodeId);
+    }
+    const moved = (await request(t.url).get(`/v1/sessions/${session.sessionId}`).set(alice)).body;
+    expect(moved.status).toBe('running');
+    expect(after.map((n) => n.nodeId)).toContain(moved.nodeId);
+    const view = (await request(t.url).get(`/v1/node-pools/${pool.poolId}`).set(admin)).body;
+    expect(view).toMatchObject({ spec: { cpu: 32, memoryGiB: 128 }, size: 2, operation: null });
+  });
+});

@@ -20,6 +20,8 @@ export type OperationTarget = {
   readonly desiredSize: number | null;
   /** Hostnames the provisioner is asked to create (scale-out), decided once so a retry asks for the same. */
   readonly addHostnames: readonly string[];
+  /** Resize: the node shape to roll the pool onto (absent for other types). */
+  readonly resizeTo?: { readonly cpu: number; readonly memoryGiB: number } | null;
 };
 
 export const operationStreamId = (operationId: string): string => `operation-${operationId}`;

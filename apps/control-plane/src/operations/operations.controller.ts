@@ -15,7 +15,8 @@ import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../pools/pools.controller';
-import { OperationAccepted, ScaleNodePoolDto } from '../pools/pools.dto';
+import { OperationAccepted, ResizeNodePoolDto, ScaleNodePoolDto } from '../pools/pools.dto';
+import { validationFailed } from '../platform/errors/error-envelope';
 import { OperationsService } from './operations.service';
 
 export class ListOperationsQuery {
@@ -47,6 +48,22 @@ export class OperationsController {
     @Ctx() ctx: CommandContext,
   ): Promise<OperationAccepted> {
     return this.operations.scale(checkId('poolId', poolId), body.desiredSize, ctx);
+  }
+
+  /** 202: rolling replacement onto the new vCPU / memory shape, one node at a time. */
+  @Post('node-pools/:poolId/resize')
+  @HttpCode(202)
+  @Roles('admin')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  resize(
+    @Param('poolId') poolId: string,
+    @Body() body: ResizeNodePoolDto,
+    @Ctx() ctx: CommandContext,
+  ): Promise<OperationAccepted> {
+    if (body.cpu === undefined && body.memoryGiB === undefined) {
+      throw validationFailed([{ field: 'cpu', problems: ['give cpu, memoryGiB or both'] }]);
+    }
+    return this.operations.resize(checkId('poolId', poolId), body, ctx);
   }
 
   /** 202: drains and removes the pool's nodes, then deletes it; 409 last_pool for a cluster's last pool. */

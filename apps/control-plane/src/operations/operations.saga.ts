@@ -14,7 +14,7 @@ import { NodeCommands } from '../nodes/nodes.commands';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate } from '../pools/pool.decider';
-import { poolStreamId } from '../pools/pool.events';
+import { PoolDefinition, poolStreamId } from '../pools/pool.events';
 import { PoolsService } from '../pools/pools.service';
 import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
 import { PROVISIONER, Provisioner } from '../provisioner/provisioner.port';
@@ -35,6 +35,21 @@ const POLL_MS = 250;
 
 type Job = { operationId: string };
 type Running = Extract<OperationState, { operationId: string }>;
+
+/** The pool as the provisioner is asked for it. */
+const definitionOf = (pool: PoolDoc): PoolDefinition => {
+  const {
+    _id: _i,
+    _rev: _r,
+    access,
+    status: _s,
+    operation: _o,
+    createdAt: _c,
+    deletedAt: _d,
+    ...definition
+  } = pool;
+  return { ...definition, tenants: access.tenants };
+};
 
 /** Scale-in order: idle nodes first, then those with the fewest sessions; newest names first on a tie. */
 export const chooseNodesToRemove = (
@@ -60,6 +75,7 @@ export class OperationsSaga {
   private readonly logger = new Logger('operations');
   private readonly running = new Map<string, Promise<void>>();
   private readonly removalAsked = new Set<string>();
+  private readonly created = new Set<string>();
 
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
@@ -193,6 +209,7 @@ export class OperationsSaga {
       return this.shrink(op, grow === 0 ? 0 : null, false);
     }
     if (op.operationType === 'delete_node_pool') return this.shrink(op, null, true);
+    if (op.operationType === 'resize_node_pool') return this.resize(op, pool);
     await this.command(op, {
       type: 'FailOperation',
       data: { error: `${op.operationType} is not supported yet`, at: this.now() },
@@ -203,19 +220,9 @@ export class OperationsSaga {
   private async scaleOut(op: Running, pool: PoolDoc): Promise<number | null> {
     if (!(await this.started(op, 'request_nodes'))) return 0;
     if (stepOf(op, 'request_nodes')?.status === 'running') {
-      const {
-        _id: _i,
-        _rev: _r,
-        access,
-        status: _s,
-        operation: _o,
-        createdAt: _c,
-        deletedAt: _d,
-        ...definition
-      } = pool;
       await this.provisioner.createNodes({
         operationId: op.operationId,
-        pool: { ...definition, tenants: access.tenants },
+        pool: definitionOf(pool),
         hostnames: op.addHostnames,
       });
       await this.complete(op, 'request_nodes', `${op.addHostnames.length} node(s) requested`);
@@ -260,55 +267,14 @@ export class OperationsSaga {
     const chosen = op.chosen;
     if (stepOf(op, 'drain_nodes')?.status !== 'succeeded') {
       await this.started(op, 'drain_nodes');
-      let pending = 0;
-      for (const node of chosen) {
-        const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
-        if (state.status !== 'online' && state.status !== 'offline') continue; // gone already
-        let drainId: string | undefined = op.drains[node.nodeId];
-        if (!drainId) {
-          if (state.status === 'offline' && Object.keys(state.allocations).length === 0) continue;
-          drainId = await this.drains.start(
-            node.nodeId,
-            'relocate',
-            this.context(uuidFrom(op.operationId, 'drain', node.nodeId), op.operationId),
-          );
-          await this.command(op, {
-            type: 'RecordOperationDrain',
-            data: { nodeId: node.nodeId, drainId, at: this.now() },
-          });
-        }
-        const drain = await this.readModels.get<DrainDoc & Doc>(DRAINS, drainId);
-        if (drain?.status !== 'completed') pending++;
-      }
+      const pending = await this.drainAll(op, chosen);
       if (pending > 0) return POLL_MS;
       await this.complete(op, 'drain_nodes', `${chosen.length} node(s) drained`);
       return 0;
     }
     if (stepOf(op, 'remove_nodes')?.status !== 'succeeded') {
       await this.started(op, 'remove_nodes');
-      // Asked once per process (the adapters are idempotent, so a restart may ask again).
-      if (!this.removalAsked.has(op.operationId)) {
-        await this.provisioner.removeNodes({
-          operationId: op.operationId,
-          clusterId: op.clusterId,
-          poolId,
-          nodes: chosen,
-        });
-        this.removalAsked.add(op.operationId);
-      }
-      let left = 0;
-      for (const node of chosen) {
-        const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
-        if (state.status === 'online') left++;
-        else if (state.status === 'offline') {
-          // Offline: the node command path deletes it (refused while it still holds sessions).
-          await this.nodeCommands.execute(
-            node.nodeId,
-            { type: 'DeleteNode', data: { at: this.now() } },
-            this.context(uuidFrom(op.operationId, 'delete', node.nodeId), op.operationId),
-          );
-        }
-      }
+      const left = await this.removeAll(op, chosen, 'all');
       if (left > 0) return POLL_MS;
       await this.complete(op, 'remove_nodes', `${chosen.length} node(s) removed`);
       return 0;
@@ -323,6 +289,142 @@ export class OperationsSaga {
       );
       await this.complete(op, 'delete_pool', null);
     }
+    await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
+    return null;
+  }
+
+  /** Drains each node by relocation (once per node); returns how many drains still run. */
+  private async drainAll(
+    op: Running,
+    nodes: ReadonlyArray<{ nodeId: string; hostname: string }>,
+  ): Promise<number> {
+    let pending = 0;
+    for (const node of nodes) {
+      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+      if (state.status !== 'online' && state.status !== 'offline') continue; // gone already
+      let drainId: string | undefined = op.drains[node.nodeId];
+      if (!drainId) {
+        if (state.status === 'offline' && Object.keys(state.allocations).length === 0) continue;
+        drainId = await this.drains.start(
+          node.nodeId,
+          'relocate',
+          this.context(uuidFrom(op.operationId, 'drain', node.nodeId), op.operationId),
+        );
+        await this.command(op, {
+          type: 'RecordOperationDrain',
+          data: { nodeId: node.nodeId, drainId, at: this.now() },
+        });
+      }
+      const drain = await this.readModels.get<DrainDoc & Doc>(DRAINS, drainId);
+      if (drain?.status !== 'completed') pending++;
+    }
+    return pending;
+  }
+
+  /**
+   * Asks the provisioner to remove the nodes (once per process: the adapters are idempotent, so
+   * a restart may ask again) and deletes each through the node command path once it is
+   * offline (refused while it still holds sessions). Returns how many are still online.
+   */
+  private async removeAll(
+    op: Running,
+    nodes: ReadonlyArray<{ nodeId: string; hostname: string }>,
+    key: string,
+  ): Promise<number> {
+    const asked = `${op.operationId}\u0000${key}`;
+    if (!this.removalAsked.has(asked)) {
+      await this.provisioner.removeNodes({
+        operationId: op.operationId,
+        clusterId: op.clusterId,
+        poolId: op.poolId!,
+        nodes,
+      });
+      this.removalAsked.add(asked);
+    }
+    let left = 0;
+    for (const node of nodes) {
+      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+      if (state.status === 'online') left++;
+      else if (state.status === 'offline') {
+        await this.nodeCommands.execute(
+          node.nodeId,
+          { type: 'DeleteNode', data: { at: this.now() } },
+          this.context(uuidFrom(op.operationId, 'delete', node.nodeId), op.operationId),
+        );
+      }
+    }
+    return left;
+  }
+
+  /**
+   * Resize by rolling replacement, one node at a time: add a node of the new shape and wait
+   * for it in the pool, drain the old one by relocation, remove it; then the pool's shape.
+   */
+  private async resize(op: Running, pool: PoolDoc): Promise<number | null> {
+    const to = op.resizeTo;
+    if (!to) {
+      await this.command(op, {
+        type: 'FailOperation',
+        data: { error: 'resize without a target shape', at: this.now() },
+      });
+      return null;
+    }
+    if (op.chosen === null) {
+      await this.started(op, 'choose_nodes');
+      const members = await this.pools.members(op.poolId!);
+      const old = members.filter(
+        (m) => m.capacity.cpu !== to.cpu || m.capacity.memoryGiB !== to.memoryGiB,
+      );
+      const nodes = chooseNodesToRemove(old, old.length).slice(0, op.addHostnames.length);
+      await this.command(op, { type: 'ChooseOperationNodes', data: { nodes, at: this.now() } });
+      await this.complete(op, 'choose_nodes', nodes.map((n) => n.hostname).join(', ') || 'none');
+      return 0;
+    }
+    for (const [i, old] of op.chosen.entries()) {
+      const hostname = op.addHostnames[i];
+      const add = `add_node ${hostname}`;
+      if (stepOf(op, add)?.status !== 'succeeded') {
+        if (!(await this.started(op, add))) return 0;
+        if (!this.created.has(`${op.operationId}\u0000${hostname}`)) {
+          await this.provisioner.createNodes({
+            operationId: op.operationId,
+            pool: { ...definitionOf(pool), spec: { ...pool.spec, ...to } },
+            hostnames: [hostname],
+          });
+          this.created.add(`${op.operationId}\u0000${hostname}`);
+        }
+        const registered = await this.readModels.count(NODES, { poolId: op.poolId, hostname });
+        if (registered === 0) return POLL_MS;
+        await this.complete(
+          op,
+          add,
+          `${hostname} registered with ${to.cpu} vCPU / ${to.memoryGiB} GiB`,
+        );
+        return 0;
+      }
+      const drain = `drain_node ${old.hostname}`;
+      if (stepOf(op, drain)?.status !== 'succeeded') {
+        if (!(await this.started(op, drain))) return 0;
+        if ((await this.drainAll(op, [old])) > 0) return POLL_MS;
+        await this.complete(op, drain, null);
+        return 0;
+      }
+      const remove = `remove_node ${old.hostname}`;
+      if (stepOf(op, remove)?.status !== 'succeeded') {
+        if (!(await this.started(op, remove))) return 0;
+        if ((await this.removeAll(op, [old], old.nodeId)) > 0) return POLL_MS;
+        await this.complete(op, remove, null);
+        return 0;
+      }
+    }
+    await this.started(op, 'update_spec');
+    await this.pipeline.handle(
+      poolAggregate,
+      poolStreamId(op.poolId!),
+      { type: 'ChangePoolSpec', data: { ...to, at: this.now() } },
+      this.context(uuidFrom(op.operationId, 'spec'), op.operationId),
+    );
+    await this.complete(op, 'update_spec', `${to.cpu} vCPU / ${to.memoryGiB} GiB`);
     await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
     return null;
   }

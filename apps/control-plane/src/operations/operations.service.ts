@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
@@ -57,21 +57,43 @@ export class OperationsService {
     ctx: CommandContext,
     reason: string | null = null,
   ) {
-    return this.open(poolId, 'scale_node_pool', desiredSize, reason, ctx);
+    return this.open(poolId, 'scale_node_pool', { desiredSize, reason }, ctx);
   }
 
   /** DeleteNodePool: the cluster refuses its last pool; then the nodes are drained and removed. */
   async delete(poolId: string, ctx: CommandContext) {
-    return this.open(poolId, 'delete_node_pool', null, null, ctx);
+    return this.open(poolId, 'delete_node_pool', {}, ctx);
+  }
+
+  /** ResizeNodePool: rolls every node onto the new vCPU / memory shape, one at a time. */
+  async resize(poolId: string, shape: { cpu?: number; memoryGiB?: number }, ctx: CommandContext) {
+    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
+    const resizeTo = {
+      cpu: shape.cpu ?? pool.spec.cpu,
+      memoryGiB: shape.memoryGiB ?? pool.spec.memoryGiB,
+    };
+    if (resizeTo.cpu === pool.spec.cpu && resizeTo.memoryGiB === pool.spec.memoryGiB) {
+      throw new DomainError(
+        'resize_no_change',
+        `node pool ${pool.name} already has ${resizeTo.cpu} vCPU / ${resizeTo.memoryGiB} GiB nodes`,
+      );
+    }
+    return this.open(poolId, 'resize_node_pool', { resizeTo }, ctx);
   }
 
   private async open(
     poolId: string,
     type: PoolOperationType,
-    desiredSize: number | null,
-    reason: string | null,
+    options: {
+      desiredSize?: number;
+      reason?: string | null;
+      resizeTo?: { cpu: number; memoryGiB: number };
+    },
     ctx: CommandContext,
   ): Promise<{ operationId: string }> {
+    const desiredSize = options.desiredSize ?? null;
+    const resizeTo = options.resizeTo ?? null;
     const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
     if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
     const operationId = uuidFrom('operation', ctx.commandId);
@@ -107,7 +129,14 @@ export class OperationsService {
     }
     const members = await this.pools.members(poolId);
     const fromSize = members.length;
-    const grow = desiredSize === null ? 0 : Math.max(0, desiredSize - fromSize);
+    // Scale-out: one new node per missing one; resize: one replacement per node of another shape.
+    const grow = resizeTo
+      ? members.filter(
+          (m) => m.capacity.cpu !== resizeTo.cpu || m.capacity.memoryGiB !== resizeTo.memoryGiB,
+        ).length
+      : desiredSize === null
+        ? 0
+        : Math.max(0, desiredSize - fromSize);
     const taken = new Set(members.map((m) => m.hostname));
     const addHostnames: string[] = [];
     for (let i = 1; addHostnames.length < grow; i++) {
@@ -128,7 +157,8 @@ export class OperationsService {
           fromSize,
           desiredSize,
           addHostnames,
-          reason,
+          resizeTo,
+          reason: options.reason ?? null,
           deadlineAt: deadlineAt.toISOString(),
           at,
         },

@@ -25,6 +25,7 @@ export type PoolCommand =
     }
   | { type: 'EndPoolOperation'; data: { operationId: string; at: string } }
   | { type: 'MarkPoolDeleted'; data: { at: string } }
+  | { type: 'ChangePoolSpec'; data: { cpu: number; memoryGiB: number; at: string } }
   | { type: 'MarkPoolEmptied'; data: { nodeId: string; hostname: string; at: string } };
 
 export type PoolState =
@@ -103,6 +104,17 @@ export const decidePool = (command: PoolCommand, state: PoolState): PoolEvent[] 
         },
       ];
     }
+    case 'ChangePoolSpec': {
+      const pool = existing(state);
+      const { cpu, memoryGiB, at } = command.data;
+      if (pool.spec.cpu === cpu && pool.spec.memoryGiB === memoryGiB) return [];
+      return [
+        {
+          type: 'NodePoolSpecChanged',
+          data: { poolId: pool.poolId, spec: { ...pool.spec, cpu, memoryGiB }, at },
+        },
+      ];
+    }
     case 'MarkPoolEmptied': {
       // Only a dedicated GPU pool still in service is "emptied"; a pool being deleted is meant to be.
       if (state.status !== 'active' || state.kind !== 'gpu' || state.mode !== 'dedicated')
@@ -151,6 +163,8 @@ export const evolvePool = (state: PoolState, event: PoolEvent): PoolState => {
     }
     case 'NodePoolDeleted':
       return { ...existing(state), status: 'deleted' };
+    case 'NodePoolSpecChanged':
+      return { ...existing(state), spec: event.data.spec };
     case 'NodePoolEmptied':
       return state;
     default:

@@ -89,6 +89,22 @@ describe('node pool', () => {
     spec.given([]).when(begin('o1')).thenRefuses('not_found');
   });
 
+  it('changes its node shape once a resize finished; the same shape is no change', () => {
+    spec
+      .given([created])
+      .when({ type: 'ChangePoolSpec', data: { cpu: 32, memoryGiB: 128, at } })
+      .then([
+        {
+          type: 'NodePoolSpecChanged',
+          data: { poolId: 'p1', spec: { ...definition.spec, cpu: 32, memoryGiB: 128 }, at },
+        },
+      ]);
+    spec
+      .given([created])
+      .when({ type: 'ChangePoolSpec', data: { cpu: 16, memoryGiB: 64, at } })
+      .thenNothing();
+  });
+
   describe('when a dedicated GPU pool loses its last card', () => {
     const emptied = {
       type: 'MarkPoolEmptied' as const,

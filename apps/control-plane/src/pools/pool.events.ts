@@ -55,6 +55,8 @@ export type PoolEvent =
     }
   | { type: 'NodePoolOperationEnded'; data: { poolId: string; operationId: string; at: string } }
   | { type: 'NodePoolDeleted'; data: { poolId: string; clusterId: string; at: string } }
+  /** A resize finished: new nodes are made with this shape from now on. */
+  | { type: 'NodePoolSpecChanged'; data: { poolId: string; spec: PoolNodeSpec; at: string } }
   /** A dedicated GPU pool whose last GPU node went away (pool_emptied). */
   | {
       type: 'NodePoolEmptied';
@@ -73,5 +75,6 @@ export const poolCodec = new EventCodec<PoolEvent>({
   NodePoolOperationStarted: 1,
   NodePoolOperationEnded: 1,
   NodePoolDeleted: 1,
+  NodePoolSpecChanged: 1,
   NodePoolEmptied: 1,
 });

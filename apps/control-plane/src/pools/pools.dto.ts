@@ -153,6 +153,22 @@ export class ScaleNodePoolDto {
   desiredSize!: number;
 }
 
+export class ResizeNodePoolDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 1024, description: 'vCPUs per node' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  cpu?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 16384, description: 'GiB per node' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(16384)
+  memoryGiB?: number;
+}
+
 export class PoolView {
   @ApiProperty() poolId!: string;
   @ApiProperty() clusterId!: string;

@@ -40,7 +40,10 @@ export const nodePoolsProjection: Projection = {
       return;
     }
     if (!doc) return;
-    const next: PoolDoc = { ...doc, _rev: stored.revision };
+    const next: Omit<PoolDoc, 'spec'> & { spec: PoolDoc['spec'] } = {
+      ...doc,
+      _rev: stored.revision,
+    };
     switch (event.type) {
       case 'NodePoolOperationStarted':
         next.operation = { operationId: event.data.operationId, type: event.data.operationType };
@@ -53,6 +56,9 @@ export const nodePoolsProjection: Projection = {
       case 'NodePoolDeleted':
         next.status = 'deleted';
         next.deletedAt = event.data.at;
+        break;
+      case 'NodePoolSpecChanged':
+        next.spec = event.data.spec;
         break;
       case 'NodePoolEmptied':
         break;
