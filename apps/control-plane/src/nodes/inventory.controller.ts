@@ -1,11 +1,12 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext, DomainError } from '../../../../libs/kernel/src';
 import { Caller, mayReportFor } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { Ctx } from '../platform/http/command-context';
 import { InventoryReportDto, InventoryReportResponse, NodeReportDto } from './inventory.dto';
+import { InventoryReportPipe } from './inventory-report.pipe';
 import { InventoryService } from './inventory.service';
 import { NodeReport } from './node.decider';
 
@@ -71,9 +72,12 @@ export class InventoryController {
   @Post('reports')
   @HttpCode(200)
   @Roles('operator', 'admin')
+  @ApiBody({ type: InventoryReportDto })
   @ApiOkResponse({ type: InventoryReportResponse })
   async report(
-    @Body() body: InventoryReportDto,
+    // Not typed with the class (Readonly<> emits `Object`): the global ValidationPipe skips it
+    // and InventoryReportPipe checks it, falling back to that pipe for anything it refuses.
+    @Body(InventoryReportPipe) body: Readonly<InventoryReportDto>,
     @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ): Promise<InventoryReportResponse> {

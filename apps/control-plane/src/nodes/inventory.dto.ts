@@ -25,6 +25,7 @@ import { NODE_ROLES, NodeRole } from './node.events';
 export const HOSTNAME =
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 export const CLUSTER_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export const GPU_UUID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export class CapacityDto {
   @ApiProperty({ minimum: 0, maximum: 4096 })
@@ -49,7 +50,7 @@ export class CapacityDto {
 export class GpuDto {
   @ApiProperty({ example: 'GPU-6f1c2d3e-0000-1111-2222-333344445555' })
   @IsString()
-  @Matches(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, {
+  @Matches(GPU_UUID, {
     message: 'uuid must be 1-128 characters of [A-Za-z0-9._:/-]',
   })
   uuid!: string;

@@ -1,0 +1,261 @@
+import 'reflect-metadata';
+import fc from 'fast-check';
+import { DomainError } from '../../../../libs/kernel/src';
+import { createValidationPipe } from '../platform/http/validation.pipe';
+import { InventoryReportDto } from './inventory.dto';
+import { InventoryReportPipe, isPlainValidInventoryReport } from './inventory-report.pipe';
+
+const reference = createValidationPipe();
+const META = { type: 'body' as const, metatype: InventoryReportDto, data: undefined };
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+const settle = async (run: () => Promise<unknown>): Promise<Outcome> => {
+  try {
+    return { ok: true, value: await run() };
+  } catch (error) {
+    return {
+      ok: false,
+      error: error instanceof DomainError ? { code: error.code, details: error.details } : error,
+    };
+  }
+};
+
+/** The global ValidationPipe on the DTO: what the route did before the fast check. */
+const viaDto = (body: unknown) =>
+  settle(() => reference.transform(structuredClone(body), META) as Promise<unknown>);
+const viaPipe = (body: unknown) =>
+  settle(() => new InventoryReportPipe().transform(structuredClone(body)));
+
+const gpuNode = (hostname: string, over: Record<string, unknown> = {}) => ({
+  hostname,
+  role: 'gpu',
+  labels: { 'fleet/mode': 'shared', 'topology.kubernetes.io/zone': 'zone-1' },
+  capacity: { cpu: 64, memoryGiB: 512, diskGiB: 2000 },
+  gpus: Array.from({ length: 8 }, (_, i) => ({
+    uuid: `GPU-${hostname}-${i}`,
+    model: 'L40S',
+    memoryGiB: 48,
+  })),
+  kubeletReady: true,
+  unschedulable: false,
+  ...over,
+});
+const cpuNode = (hostname: string) => ({
+  hostname,
+  role: 'cpu',
+  labels: {},
+  capacity: { cpu: 32, memoryGiB: 128, diskGiB: 500 },
+  gpus: [],
+  kubeletReady: true,
+  unschedulable: false,
+});
+const report = (clusterId: unknown, nodes: unknown) => ({ clusterId, nodes });
+
+const fieldsOf = (o: Outcome): string[] =>
+  o.ok
+    ? []
+    : ((o.error as { details: { fields: Array<{ field: string }> } }).details.fields ?? []).map(
+        (f) => f.field,
+      );
+
+describe('InventoryReportPipe', () => {
+  it.each([
+    ['a gpu node', report('c1', [gpuNode('gpu-a-01')])],
+    ['a cpu node', report('c1', [cpuNode('cpu-a-01')])],
+    [
+      '100 nodes',
+      report(
+        'bench-c7',
+        Array.from({ length: 100 }, (_, i) => gpuNode(`gpu-7-${i}`)),
+      ),
+    ],
+    [
+      'optional fields absent or null',
+      report('c1', [
+        {
+          hostname: 'n1',
+          role: 'storage',
+          capacity: { cpu: 0, memoryGiB: 0, diskGiB: 0 },
+          kubeletReady: false,
+          labels: null,
+          gpus: null,
+          unschedulable: null,
+          observedAt: null,
+        },
+      ]),
+    ],
+    [
+      'an observedAt',
+      report('c1', [gpuNode('gpu-a-01', { observedAt: '2026-12-02T15:00:00.123Z' })]),
+    ],
+    // Semantic problems are the controller's to find, after the cluster check, as before.
+    ['a bad mode label', report('c1', [gpuNode('gpu-x', { labels: { 'fleet/mode': 'solo' } })])],
+    ['a duplicated hostname', report('c1', [gpuNode('gpu-x'), gpuNode('gpu-x')])],
+  ])('takes the fast path for %s, where the DTO accepts it unchanged', async (_what, body) => {
+    expect(isPlainValidInventoryReport(structuredClone(body))).toBe(true);
+    const dto = await viaDto(body);
+    expect(dto.ok).toBe(true);
+    expect(dto.ok && dto.value).toEqual(body);
+    expect(await viaPipe(body)).toEqual({ ok: true, value: body });
+  });
+
+  it.each([
+    ['a bad hostname', report('c1', [gpuNode('GPU_A')]), 'nodes.0.hostname'],
+    ['an unknown role', report('c1', [gpuNode('gpu-x', { role: 'router' })]), 'nodes.0.role'],
+    [
+      'an unknown model',
+      report('c1', [gpuNode('gpu-x', { gpus: [{ uuid: 'g', model: 'H100', memoryGiB: 8 }] })]),
+      'nodes.0.gpus.0.model',
+    ],
+    ['no nodes', report('c1', []), 'nodes'],
+    ['an unknown field', { ...report('c1', [gpuNode('gpu-x')]), extra: 1 }, 'extra'],
+    ['an unknown node field', report('c1', [gpuNode('gpu-x', { extra: 1 })]), 'nodes.0.extra'],
+    [
+      'negative capacity',
+      report('c1', [gpuNode('gpu-x', { capacity: { cpu: -1, memoryGiB: 1, diskGiB: 1 } })]),
+      'nodes.0.capacity.cpu',
+    ],
+    ['a bad cluster id', report('C_1', [gpuNode('gpu-x')]), 'clusterId'],
+    [
+      'a bad observedAt',
+      report('c1', [gpuNode('gpu-x', { observedAt: '2019-02-30' })]),
+      'nodes.0.observedAt',
+    ],
+    [
+      '65 cards',
+      report('c1', [
+        gpuNode('gpu-x', { gpus: Array(65).fill({ uuid: 'g', model: 'L40S', memoryGiB: 8 }) }),
+      ]),
+      'nodes.0.gpus',
+    ],
+  ])('refuses %s exactly as the DTO does', async (_what, body, field) => {
+    expect(isPlainValidInventoryReport(structuredClone(body))).toBe(false);
+    const dto = await viaDto(body);
+    expect(dto.ok).toBe(false);
+    expect(fieldsOf(dto)).toContain(field);
+    expect(await viaPipe(body)).toEqual(dto);
+  });
+
+  it('hands anything unusual to the DTO (prototype keys in labels are stripped there)', async () => {
+    const body = report('c1', [gpuNode('gpu-x', { labels: JSON.parse('{"constructor":"x"}') })]);
+    expect(isPlainValidInventoryReport(structuredClone(body))).toBe(false);
+    expect(await viaPipe(body)).toEqual(await viaDto(body));
+  });
+
+  /** Values of every JSON type and edge values for each field. */
+  const junk: fc.Arbitrary<unknown> = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constantFrom(
+      '',
+      'gpu',
+      'cpu',
+      'L40S',
+      'MIG_1g',
+      'gpu-a',
+      'a.b',
+      '2026-12-02T15:00:00Z',
+      '2026-02-30',
+    ),
+    fc.constantFrom(-1, 0, 1, 64, 1024, 1025, 4096, 4097, 65536, 1048576, 1048577, 0.5, -0),
+    fc.array(fc.anything(), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 6 }), fc.anything(), { maxKeys: 3 }),
+    fc.constantFrom('constructor', 'prototype', '__proto__'),
+  );
+  /** Mostly a good value, sometimes a bad one of the right type, sometimes junk. */
+  const maybe = <T>(good: fc.Arbitrary<T>, bad?: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
+    fc.oneof(
+      { weight: 30, arbitrary: good },
+      { weight: bad ? 1 : 0, arbitrary: bad ?? junk },
+      { weight: 1, arbitrary: junk },
+    );
+  const gpu = fc.record(
+    {
+      uuid: maybe(fc.constantFrom('GPU-1', 'g', 'a/b:c'), fc.constantFrom('-x', 'x'.repeat(129))),
+      model: maybe(fc.constantFrom('L40S', 'HPC_GPU', 'MIG_3g'), fc.constant('H100')),
+      memoryGiB: maybe(fc.integer({ min: 1, max: 1024 }), fc.constantFrom(0, 1025, 1.5)),
+    },
+    { requiredKeys: ['uuid', 'model', 'memoryGiB'] },
+  );
+  const labels = fc.dictionary(
+    fc.oneof(
+      { weight: 10, arbitrary: fc.constantFrom('fleet/mode', 'a', 'x.io/b', 'Bad Key', '') },
+      { weight: 1, arbitrary: fc.constantFrom('constructor', 'prototype') },
+      { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+    ),
+    maybe(fc.constantFrom('shared', 'dedicated', 'solo', '', 'x y')),
+    { maxKeys: 3 },
+  );
+  const node = fc.record(
+    {
+      hostname: maybe(
+        fc.constantFrom('gpu-a-01', 'n1', 'a.b.c'),
+        fc.constantFrom('GPU_A', '-a', 'a'.repeat(64)),
+      ),
+      role: maybe(fc.constantFrom('gpu', 'cpu', 'master', 'storage'), fc.constant('router')),
+      labels: maybe(labels),
+      capacity: maybe(
+        fc.record({
+          cpu: maybe(fc.integer({ min: 0, max: 4096 }), fc.constantFrom(-1, 4097, 0.5)),
+          memoryGiB: maybe(fc.integer({ min: 0, max: 65536 }), fc.constantFrom(-1, 65537)),
+          diskGiB: maybe(fc.integer({ min: 0, max: 1048576 }), fc.constantFrom(-1, 1048577)),
+        }),
+      ),
+      gpus: maybe(fc.array(maybe(gpu), { maxLength: 3 })),
+      kubeletReady: maybe(fc.boolean()),
+      unschedulable: maybe(fc.boolean()),
+      observedAt: maybe(
+        fc.constantFrom('2026-12-02T15:00:00.123Z', '2026-12-02', '2024-02-29T00:00:00Z'),
+        fc.constantFrom('2026-02-29T00:00:00Z', 'x', '2026-12-02T25:00:00Z'),
+      ),
+    },
+    { requiredKeys: ['hostname', 'role', 'capacity', 'kubeletReady'] },
+  );
+  const withExtra = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
+    fc.oneof(
+      { weight: 10, arbitrary: arb },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(arb, fc.string({ minLength: 1, maxLength: 6 }), junk)
+          .map(([o, k, v]) => (o && typeof o === 'object' ? { ...o, [k]: v } : o)),
+      },
+    );
+  const body = withExtra(
+    fc.record(
+      {
+        clusterId: maybe(
+          fc.constantFrom('c1', 'bench-c1'),
+          fc.constantFrom('C1', '-c', 'a'.repeat(64)),
+        ),
+        nodes: maybe(fc.array(withExtra(node), { minLength: 0, maxLength: 3 })),
+      },
+      { requiredKeys: ['clusterId', 'nodes'] },
+    ),
+  );
+
+  it('agrees with the DTO on shaped-but-wrong bodies: same value, or the same refusal', async () => {
+    let fast = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof({ weight: 8, arbitrary: body }, { weight: 1, arbitrary: junk }),
+        async (b) => {
+          const dto = await viaDto(b);
+          if (isPlainValidInventoryReport(structuredClone(b))) {
+            fast++;
+            // Only ever "valid" where the DTO accepts the body as it came.
+            expect(dto.ok).toBe(true);
+            expect(dto.ok && dto.value).toEqual(b);
+          }
+          expect(await viaPipe(b)).toEqual(dto.ok ? { ok: true, value: expect.anything() } : dto);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(fast).toBeGreaterThan(300);
+  });
+});
