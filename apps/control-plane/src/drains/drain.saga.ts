@@ -271,7 +271,13 @@ export class DrainSaga {
       { status: 'running' },
       { limit: 1000 },
     );
-    for (const d of page.items) await this.schedule(d.drainId);
+    for (const d of page.items) {
+      // After a kill both slots of a drain's step job can still be locked by the dead worker:
+      // that job exists and BullMQ redelivers it once the lock expires, so the start goes on.
+      await this.schedule(d.drainId).catch((error: unknown) =>
+        this.logger.warn(`drain ${d.drainId}: step not re-armed at start: ${String(error)}`),
+      );
+    }
   }
 
   private context(commandId: string, cause?: StoredEvent): CommandContext {
