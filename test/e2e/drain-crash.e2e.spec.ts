@@ -39,7 +39,8 @@ describe('killing the app while it drains a node', () => {
 
   beforeAll(async () => {
     await ensureBuilt();
-    app = await startChildApp(ENV);
+    // A start after a kill may wait for the dead worker's BullMQ job locks to expire (30 s).
+    app = await startChildApp(ENV, { readyTimeoutMs: 60_000 });
     admin = await app.auth('root', ['admin']);
     client = { url: () => app.url, headers: await app.auth('audit', ['auditor']) };
     checker = invariantChecker(client);
@@ -93,13 +94,16 @@ describe('killing the app while it drains a node', () => {
       const drainId = String(started.body.drainId);
       await sleep(delay);
       await app.kill('SIGKILL');
+      const killedAt = Date.now();
       await app.restart();
+      const readyAfterMs = Date.now() - killedAt;
 
-      const context = `round ${round} (kill ${delay} ms after the drain ${drainId})`;
-      const done = await eventually(
+      const context = `round ${round} (kill ${delay} ms after the drain ${drainId}, ready again after ${readyAfterMs} ms)`;
+      console.log(context);
+      const done = (await eventually(
         async () => {
           const d = await getJson<Drain>(client, `/v1/drains/${drainId}`);
-          return d.status === 'completed' ? d : null;
+          return d.status === 'completed' ? d : undefined;
         },
         60_000,
         100,
@@ -107,7 +111,7 @@ describe('killing the app while it drains a node', () => {
         throw new Error(
           `${context}: not completed: ${error.message}\n${app.output().slice(-2000)}`,
         );
-      });
+      })) as Drain;
       expect({ context, moved: [...done.relocated, ...done.queued].sort() }).toEqual({
         context,
         moved: [...sessions].sort(),
@@ -156,6 +160,6 @@ describe('killing the app while it drains a node', () => {
       }
       await checker.assert({ clusterIds: [clusterId], sessionIds: sessions }, 10_000);
     },
-    120_000,
+    150_000,
   );
 });
