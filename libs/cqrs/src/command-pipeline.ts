@@ -99,6 +99,42 @@ export class CommandPipeline {
   }
 
   /**
+   * Decides many commands that usually change nothing (e.g. a report of unchanged nodes)
+   * without queueing each one: `commands[i]` is decided on `streamIds[i]`'s state when that
+   * state is cached at the store's current revision and no command on the stream is in flight
+   * in this process. Where the decider returns no events, the result is the no-op result
+   * `handle` would give (reported to the observer as one); everywhere else (not cached, stale,
+   * busy, or events to append) the entry is undefined and the caller sends it to `handle`.
+   */
+  async decideNoops<C extends Message, E extends Message, S>(
+    aggregate: Aggregate<C, E, S>,
+    streamIds: readonly string[],
+    commands: readonly C[],
+  ): Promise<Array<CommandResult<E, S> | undefined>> {
+    const started = performance.now();
+    const heads = await this.streamRevisions(streamIds);
+    const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
+    const prefix = `${aggregate.name}\u0000`;
+    for (let i = 0; i < streamIds.length; i++) {
+      const streamId = streamIds[i];
+      const head = heads[i];
+      if (head === null || this.tails.has(streamId)) continue;
+      const cached = this.cache.get<S>(prefix + streamId);
+      if (cached === undefined || cached.revision !== head) continue;
+      const events = aggregate.decider.decide(commands[i], cached.state);
+      if (events.length > 0) continue;
+      this.report(aggregate, commands[i], started, 'noop', 0);
+      out[i] = { events, state: cached.state, revision: head, appended: false, position: 0 };
+    }
+    return out;
+  }
+
+  private async streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
+    if (this.store.streamRevisions) return this.store.streamRevisions(streamIds);
+    return Promise.all(streamIds.map((id) => this.store.streamRevision(id)));
+  }
+
+  /**
    * Commands on one stream run one at a time in this process, so replicas of a hot stream
    * never race each other here; revision conflicts remain for writers in other processes.
    */

@@ -90,6 +90,11 @@ export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   /** The revision of the stream's last event, or null when it does not exist. */
   streamRevision(streamId: string): Promise<number | null>;
+  /**
+   * Optional: `streamRevision` of many streams in one round trip, in the order asked. Callers
+   * fall back to one `streamRevision` per stream where a store does not offer it.
+   */
+  streamRevisions?(streamIds: readonly string[]): Promise<Array<number | null>>;
   /** Events in global commit order. */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
   /** The position of the newest event, 0 when the log is empty. */

@@ -129,6 +129,7 @@ export class SqliteEventStore implements EventStore {
     release: Database.Statement;
     insert: Database.Statement<[string, string, number, string, string, string]>;
     head: Database.Statement<[string], [number, number]>;
+    heads: Database.Statement<[string], number | null>;
     streamOfId: Database.Statement<[string], string>;
     maxPosition: Database.Statement<[], number | null>;
     readAll: Database.Statement<[number, number], Row>;
@@ -160,6 +161,12 @@ export class SqliteEventStore implements EventStore {
           'SELECT revision, position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
         )
         .raw(),
+      heads: db
+        .prepare<[string], number | null>(
+          `SELECT (SELECT revision FROM events WHERE stream_id = j.value ORDER BY revision DESC LIMIT 1)
+           FROM json_each(?) AS j ORDER BY j.key`,
+        )
+        .pluck(),
       streamOfId: db
         .prepare<[string], string>('SELECT stream_id FROM events WHERE event_id = ?')
         .pluck(),
@@ -318,6 +325,12 @@ export class SqliteEventStore implements EventStore {
 
   async streamRevision(streamId: string): Promise<number | null> {
     return this.stmt.head.get(streamId)?.[0] ?? null;
+  }
+
+  /** One statement for many streams (a report of 100 nodes checks 100 cached states). */
+  async streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
+    if (streamIds.length === 0) return [];
+    return this.stmt.heads.all(JSON.stringify(streamIds));
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {

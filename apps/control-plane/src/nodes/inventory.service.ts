@@ -4,7 +4,7 @@ import { CommandContext, uuidFrom } from '../../../../libs/kernel/src';
 import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
 import { Beat, HeartbeatStore } from './heartbeat/heartbeat.store';
-import { NodeReport, displayStatus, isOutOfOrder } from './node.decider';
+import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
 import { nodeAggregate, nodeIdOf } from './node.aggregate';
 import { nodeStreamId } from './node.events';
 
@@ -39,19 +39,29 @@ export class InventoryService {
     const receivedAt = ctx.now.toISOString();
     const nodeIds = reports.map((r) => nodeIdOf(clusterId, r.hostname));
     const beats = await this.heartbeats.get(nodeIds);
+    const newest = beats.map((b) => toIso(b?.observedAt ?? null));
+    const commands: NodeCommand[] = reports.map((report, i) => ({
+      type: 'ReportNode',
+      data: { nodeId: nodeIds[i], report, receivedAt, newestObservedAt: newest[i] },
+    }));
+    const streamIds = nodeIds.map(nodeStreamId);
+    // The common report changes nothing: decided in one pass on the cached states, without a
+    // queued command per node. Whatever would append (or is not cached) takes the pipeline.
+    const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
     const fresh: Beat[] = [];
     const results = await Promise.all(
       reports.map(async (report, i) => {
         const nodeId = nodeIds[i];
-        const newestObservedAt = toIso(beats[i]?.observedAt ?? null);
-        const result = await this.pipeline.handle(
-          nodeAggregate,
-          nodeStreamId(nodeId),
-          { type: 'ReportNode', data: { nodeId, report, receivedAt, newestObservedAt } },
-          // One command per node, its id derived from the request's, so a replayed report appends nothing.
-          { ...ctx, commandId: uuidFrom(ctx.commandId, nodeId) },
-        );
-        if (!isOutOfOrder(report, result.state, newestObservedAt) || result.appended) {
+        const result =
+          noops[i] ??
+          (await this.pipeline.handle(
+            nodeAggregate,
+            streamIds[i],
+            commands[i],
+            // One command per node, its id derived from the request's, so a replayed report appends nothing.
+            { ...ctx, commandId: uuidFrom(ctx.commandId, nodeId) },
+          ));
+        if (!isOutOfOrder(report, result.state, newest[i]) || result.appended) {
           const observed = report.observedAt
             ? Date.parse(report.observedAt)
             : (beats[i]?.observedAt ?? null);

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { CommandContext, Decider, EventCodec, SYSTEM_ACTOR } from '../../kernel/src';
+import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
+import { EventStore } from '../../eventstore/src/port';
+import { CommandPipeline, PipelineObserver } from '../src/command-pipeline';
+
+type Cmd = { type: 'Add'; data: { amount: number } };
+type Ev = { type: 'Added'; data: { amount: number } };
+type St = { total: number };
+
+const counter: Decider<Cmd, Ev, St> = {
+  initialState: () => ({ total: 0 }),
+  evolve: (s, e) => ({ total: s.total + e.data.amount }),
+  decide: (c) => (c.data.amount === 0 ? [] : [{ type: 'Added', data: c.data }]),
+};
+const aggregate = { name: 'counter', decider: counter, codec: new EventCodec<Ev>({ Added: 1 }) };
+const add = (amount: number): Cmd => ({ type: 'Add', data: { amount } });
+const ctx = (): CommandContext => {
+  const commandId = randomUUID();
+  return {
+    commandId,
+    correlationId: commandId,
+    causationId: commandId,
+    actor: SYSTEM_ACTOR,
+    now: new Date(),
+  };
+};
+
+describe.each([
+  ['with the store batching revisions', (s: SqliteEventStore): EventStore => s],
+  [
+    'with a store without streamRevisions',
+    // The same store seen through an object that lacks the optional method.
+    (s: SqliteEventStore): EventStore =>
+      Object.assign(Object.create(s) as EventStore, { streamRevisions: undefined }),
+  ],
+])('decideNoops %s', (_what, wrap) => {
+  let sqlite: SqliteEventStore;
+  let pipeline: CommandPipeline;
+  let outcomes: Array<Parameters<PipelineObserver>[0]>;
+  beforeEach(() => {
+    sqlite = new SqliteEventStore({ file: ':memory:' });
+    pipeline = new CommandPipeline(wrap(sqlite));
+    outcomes = [];
+    pipeline.onOutcome((o) => outcomes.push(o));
+  });
+  afterEach(() => sqlite.close());
+
+  it('answers the no-op result handle would give, only for cached, current, idle streams', async () => {
+    await pipeline.handle(aggregate, 'counter-a', add(2), ctx());
+    await pipeline.handle(aggregate, 'counter-b', add(3), ctx());
+    await pipeline.handle(aggregate, 'counter-stale', add(1), ctx());
+    // Another writer (a replica) appends behind this pipeline's cache.
+    await new CommandPipeline(sqlite).handle(aggregate, 'counter-stale', add(1), ctx());
+    outcomes = [];
+    const busy = pipeline.handle(aggregate, 'counter-b', add(1), ctx());
+
+    const ids = ['counter-a', 'counter-a', 'counter-b', 'counter-stale', 'counter-none'];
+    const got = await pipeline.decideNoops(aggregate, ids, [
+      add(0),
+      add(5),
+      add(0),
+      add(0),
+      add(0),
+    ]);
+    await busy;
+
+    expect(got[0]).toEqual({
+      events: [],
+      state: { total: 2 },
+      revision: 0,
+      appended: false,
+      position: 0,
+    });
+    expect(got[0]).toEqual(await pipeline.handle(aggregate, 'counter-a', add(0), ctx()));
+    expect(got.slice(1)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(outcomes.filter((o) => o.result === 'noop').length).toBe(2); // decideNoops' and handle's
+    expect((await sqlite.readStream('counter-a')).length).toBe(1);
+  });
+});
