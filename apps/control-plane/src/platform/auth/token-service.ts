@@ -1,3 +1,4 @@
+import { createSecretKey, KeyObject } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { DomainError } from '../../../../../libs/kernel/src/errors';
 import { Caller, isRole, Role } from './caller';
@@ -9,13 +10,26 @@ const DAY_SEC = 3600 * 24;
 const unauthenticated = (message: string): DomainError =>
   new DomainError('unauthenticated', message, 'unauthenticated');
 
+/** How many verified tokens are remembered (a client reuses its token for every request). */
+const VERIFIED_CAPACITY = 10_000;
+
+type Verified = { readonly caller: Caller; readonly exp: number };
+
 /** Issues and checks the API's HS256 bearer tokens. */
 export class TokenService {
-  private readonly key: Uint8Array;
+  /** Built once: given bytes, jose would import a KeyObject on every sign and verify. */
+  private readonly key: KeyObject;
+  /**
+   * Tokens already verified, by their exact text, until their `exp`: the signature, algorithm
+   * and claims of a given text never change, and the key is fixed for this service's life.
+   * Bounded (the oldest entry goes first); only successes are kept, so a refusal is always
+   * checked afresh.
+   */
+  private readonly verified = new Map<string, Verified>();
 
   constructor(secret: string) {
     if (!secret) throw new Error('TokenService needs a non-empty secret');
-    this.key = new TextEncoder().encode(secret);
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
   async sign(claims: TokenClaims, ttlSec: number = DAY_SEC): Promise<string> {
@@ -34,6 +48,12 @@ export class TokenService {
   }
 
   async verify(token: string): Promise<Caller> {
+    const hit = this.verified.get(token);
+    if (hit !== undefined) {
+      // jose's rule: expired once exp <= now (whole seconds, no clock tolerance).
+      if (hit.exp > Math.floor(Date.now() / 1000)) return copyOf(hit.caller);
+      this.verified.delete(token);
+    }
     let payload: Record<string, unknown>;
     try {
       // Pinning the algorithm refuses `alg: none` and asymmetric tokens signed with our secret as a "public key".
@@ -44,9 +64,28 @@ export class TokenService {
     } catch (err) {
       throw unauthenticated(describe(err));
     }
-    return toCaller(payload);
+    const caller = toCaller(payload);
+    // requiredClaims made jose check that exp is a number in the future.
+    this.remember(token, { caller: copyOf(caller), exp: payload.exp as number });
+    return caller;
+  }
+
+  private remember(token: string, entry: Verified): void {
+    this.verified.delete(token);
+    this.verified.set(token, entry);
+    if (this.verified.size > VERIFIED_CAPACITY) {
+      const oldest = this.verified.keys().next().value;
+      if (oldest !== undefined) this.verified.delete(oldest);
+    }
   }
 }
+
+/** Each request gets a caller of its own: nothing a handler does to one reaches the cache. */
+const copyOf = (c: Caller): Caller => ({
+  sub: c.sub,
+  roles: [...c.roles],
+  clusters: [...c.clusters],
+});
 
 // Messages name the failure, never the token or the claims' values.
 function describe(err: unknown): string {
