@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import { EVENT_STORE } from '../platform/runtime/tokens';
 import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeCodec, nodeStreamId } from '../nodes/node.events';
 import { PlacementService } from './placement.service';
-import { sessionAggregate } from './session.decider';
+import { sessionAggregate, sessionDecider } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
 
 /** The context of a command a reactor issues: caused by the event, correlated with its command. */
@@ -29,6 +30,7 @@ export class SessionProcessReactor {
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(PlacementService) private readonly placement: PlacementService,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
 
   async react(stored: StoredEvent): Promise<void> {
@@ -82,13 +84,18 @@ export class SessionProcessReactor {
   private async onSessionEvent(stored: StoredEvent): Promise<void> {
     const event = sessionCodec.decode(stored.type, stored.data);
     if (event?.type !== 'SessionPaused' && event?.type !== 'SessionTerminated') return;
-    const session = (await this.pipeline.load(sessionAggregate, stored.streamId)).state;
-    if (session.status === 'absent' || !session.lastPlacement) return;
+    // The node the segment ended on: the session as it was at this event, not as it is now.
+    const history = await this.events.readStream(stored.streamId, { limit: stored.revision + 1 });
+    const then = history.reduce((s, e) => {
+      const decoded = sessionCodec.decode(e.type, e.data);
+      return decoded ? sessionDecider.evolve(s, decoded) : s;
+    }, sessionDecider.initialState());
+    if (then.status === 'absent' || !then.lastPlacement) return;
+    const nodeId = then.lastPlacement.nodeId;
+    // Handled late, after the session was placed again on the same node: those cards are its new ones.
+    const now = (await this.pipeline.load(sessionAggregate, stored.streamId)).state;
+    if (now.status === 'running' && now.placement.nodeId === nodeId) return;
     // Released only if the node still holds it for this session (idempotent on the node stream).
-    await this.placement.release(
-      session.lastPlacement.nodeId,
-      session.sessionId,
-      reactionContext(stored, 'release'),
-    );
+    await this.placement.release(nodeId, then.sessionId, reactionContext(stored, 'release'));
   }
 }
