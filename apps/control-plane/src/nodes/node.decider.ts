@@ -99,12 +99,31 @@ const sameRecord = (
   a: Readonly<Record<string, unknown>>,
   b: Readonly<Record<string, unknown>>,
 ): boolean => {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+  // Object.keys(a) and (b) of the same length, every a[k] === b[k]; without the key arrays.
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _k in b) n--;
+  return n === 0;
 };
 
 const sameCard = (a: GpuCard, b: GpuCard): boolean =>
   a.model === b.model && a.memoryGiB === b.memoryGiB;
+
+/**
+ * The same cards in the same order, each uuid once: the comparison by uuid below would find
+ * nothing added or removed. (With a uuid twice it could: it keeps the last card of a uuid.)
+ */
+const sameCardList = (a: readonly GpuCard[], b: readonly GpuCard[]): boolean => {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i].uuid !== b[i].uuid || !sameCard(a[i], b[i])) return false;
+    for (let j = 0; j < i; j++) if (b[j].uuid === b[i].uuid) return false;
+  }
+  return true;
+};
 
 const decideReport = (
   data: Extract<NodeCommand, { type: 'ReportNode' }>['data'],
@@ -148,17 +167,22 @@ const decideReport = (
   if (!sameRecord(report.labels, state.labels)) changed.labels = report.labels;
   if (mode !== state.mode) changed.mode = mode;
   if (!sameRecord(report.capacity, state.capacity)) changed.capacity = report.capacity;
-  if (Object.keys(changed).length > 0)
+  if (changed.role !== undefined || changed.labels || changed.mode || changed.capacity)
     events.push({ type: 'NodeInventoryChanged', data: { ...changed, ...stamp } });
 
-  const before = new Map(state.gpus.map((g) => [g.uuid, g]));
-  const after = new Map(report.gpus.map((g) => [g.uuid, g]));
-  const removed = [...before.keys()].filter(
-    (u) => !after.has(u) || !sameCard(before.get(u)!, after.get(u)!),
-  );
-  const added = report.gpus.filter((g) => !before.has(g.uuid) || !sameCard(before.get(g.uuid)!, g));
-  if (removed.length > 0 || added.length > 0) {
-    events.push({ type: 'NodeGpusChanged', data: { ...stamp, added, removed } });
+  // The common report lists the same cards in the same order: nothing to compare by uuid.
+  if (!sameCardList(state.gpus, report.gpus)) {
+    const before = new Map(state.gpus.map((g) => [g.uuid, g]));
+    const after = new Map(report.gpus.map((g) => [g.uuid, g]));
+    const removed = [...before.keys()].filter(
+      (u) => !after.has(u) || !sameCard(before.get(u)!, after.get(u)!),
+    );
+    const added = report.gpus.filter(
+      (g) => !before.has(g.uuid) || !sameCard(before.get(g.uuid)!, g),
+    );
+    if (removed.length > 0 || added.length > 0) {
+      events.push({ type: 'NodeGpusChanged', data: { ...stamp, added, removed } });
+    }
   }
   if (report.unschedulable !== null && report.unschedulable !== state.observedUnschedulable) {
     events.push({
