@@ -4,17 +4,23 @@ import { validationFailed } from '../errors/error-envelope';
 /** Deeper than any DTO of the API (an inventory report is four levels), far from stack limits. */
 export const MAX_BODY_DEPTH = 32;
 
-/** True when `value` nests objects or arrays deeper than `max`; iterative, so any depth is safe. */
-export const nestedDeeperThan = (value: unknown, max: number): boolean => {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+const deeper = (value: unknown, depth: number, max: number): boolean => {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth >= max) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (deeper(value[i], depth + 1, max)) return true;
+    return false;
   }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (deeper(record[key], depth + 1, max)) return true;
   return false;
 };
+
+/**
+ * True when `value` nests objects or arrays deeper than `max`. Recursive but never more than
+ * `max` calls deep (it stops at the limit), so any depth of input is safe; no allocation.
+ */
+export const nestedDeeperThan = (value: unknown, max: number): boolean => deeper(value, 0, max);
 
 /**
  * Refuses a body nested deeper than MAX_BODY_DEPTH before validation runs: class-transformer
