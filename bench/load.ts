@@ -25,13 +25,23 @@ export type RequestSpec =
       batch: number;
       /** Authorization header per cluster (index = cluster number); one shared header when length 1. */
       auth: string[];
+    }
+  | {
+      /** Request k sends bodies[k % bodies.length] with auth[k % auth.length]. */
+      kind: 'rotate';
+      path: string;
+      bodies: string[];
+      auth: string[];
     };
 
 export type LoadPlan = {
   url: string;
   connections: number;
   warmupSec: number;
+  /** Length of the measured run; with `amount`, only the bound the parent waits for. */
   durationSec: number;
+  /** When set, the measured run sends exactly this many requests instead of running for a time. */
+  amount?: number;
   request: RequestSpec;
 };
 
@@ -41,6 +51,8 @@ export type LoadResult = {
   p50Ms: number;
   p99Ms: number;
   total: number;
+  /** Wall time of the measured run. */
+  seconds: number;
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -51,6 +63,27 @@ type Req = { method: string; path: string; headers: Record<string, string>; body
 const requestsOf = (spec: RequestSpec): autocannon.Request[] => {
   if (spec.kind === 'fixed') {
     return [{ method: spec.method, path: spec.path, headers: spec.headers, body: spec.body }];
+  }
+  if (spec.kind === 'rotate') {
+    let k = 0;
+    return [
+      {
+        method: 'POST',
+        path: spec.path,
+        setupRequest: (req: Req) => {
+          const i = k++;
+          return {
+            ...req,
+            body: spec.bodies[i % spec.bodies.length],
+            headers: {
+              ...req.headers,
+              'content-type': 'application/json',
+              authorization: spec.auth[i % spec.auth.length],
+            },
+          };
+        },
+      } as autocannon.Request,
+    ];
   }
   const bodies: Array<{ body: string; auth: string }> = [];
   // Interleave clusters so consecutive requests touch different clusters, as real operators do.
@@ -79,11 +112,11 @@ const requestsOf = (spec: RequestSpec): autocannon.Request[] => {
   ];
 };
 
-const fire = (plan: LoadPlan, seconds: number, requests: autocannon.Request[]) =>
+const fire = (plan: LoadPlan, seconds: number, requests: autocannon.Request[], amount?: number) =>
   autocannon({
     url: plan.url,
     connections: plan.connections,
-    duration: seconds,
+    ...(amount ? { amount } : { duration: seconds }),
     requests,
     headers: { 'content-type': 'application/json' },
     // Slow answers count in the latency instead of vanishing as timeouts.
@@ -93,13 +126,14 @@ const fire = (plan: LoadPlan, seconds: number, requests: autocannon.Request[]) =
 const main = async (plan: LoadPlan): Promise<LoadResult> => {
   const requests = requestsOf(plan.request);
   if (plan.warmupSec > 0) await fire(plan, plan.warmupSec, requests);
-  const r = await fire(plan, plan.durationSec, requests);
+  const r = await fire(plan, plan.durationSec, requests, plan.amount);
   const ok = r['2xx'];
   return {
     rps: Math.round(ok / (r.duration || plan.durationSec)),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     total: r.requests.total,
+    seconds: r.duration || plan.durationSec,
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,

@@ -1,21 +1,32 @@
 /**
  * `npm run bench`: every suite in order (or `--only <suite>`), each figure printed beside its
  * ceiling with the ratio, the target and whether it is met; the machine and load average; the
- * whole result written to bench/results/latest.json (committed, so docs can cite it).
+ * result merged into bench/results/latest.json per suite (committed, so docs can cite it).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { eventStoreBench } from './eventstore.bench';
 import { httpBench } from './http.bench';
+import { drainBench } from './drain.bench';
 import { BenchSuite, Figure, machine } from './lib';
 import { nodesBench } from './nodes.bench';
+import { sessionsBench } from './sessions.bench';
 
-const SUITES: readonly BenchSuite[] = [eventStoreBench, httpBench, nodesBench];
+const SUITES: readonly BenchSuite[] = [
+  eventStoreBench,
+  httpBench,
+  nodesBench,
+  sessionsBench,
+  drainBench,
+];
 
 type SuiteResult = {
   suite: string;
+  /** When this suite ran: latest.json keeps each suite's last run, so suites may differ. */
+  date?: string;
+  machine?: string;
   seconds: number;
   loadAverage: { before: number[]; after: number[] };
   figures: Figure[];
@@ -62,6 +73,8 @@ const main = async (): Promise<void> => {
       for (const f of figures) console.log(line(f));
       results.push({
         suite: suite.name,
+        date: new Date().toISOString(),
+        machine: machine(),
         seconds: Math.round((performance.now() - s0) / 1000),
         loadAverage: { before, after: load() },
         figures,
@@ -71,6 +84,8 @@ const main = async (): Promise<void> => {
       console.error(`  suite ${suite.name} failed: ${message}`);
       results.push({
         suite: suite.name,
+        date: new Date().toISOString(),
+        machine: machine(),
         seconds: Math.round((performance.now() - s0) / 1000),
         loadAverage: { before, after: load() },
         figures: [],
@@ -86,13 +101,34 @@ const main = async (): Promise<void> => {
   console.log(
     `\n${seconds} s; ${figures.filter((f) => f.met).length} targets met, ${missed.length} not met${missed.length ? `: ${missed.join(', ')}` : ''}`,
   );
-  // Compiled to dist/bench/run.js: results go to the source tree's bench/results.
+  // Compiled to dist/bench/run.js: results go to the source tree's bench/results. The suites
+  // run now replace their own entries in latest.json; every other suite's last result is kept.
   const dir = path.resolve(__dirname, '..', '..', 'bench', 'results');
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, only ? `latest-${only}.json` : 'latest.json');
+  const file = path.join(dir, 'latest.json');
+  const before = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as {
+        machine?: string;
+        date?: string;
+        suites?: SuiteResult[];
+      })
+    : {};
+  // Entries written before suites carried their own date inherit the file's.
+  const previous = (before.suites ?? []).map((r) => ({
+    ...r,
+    date: r.date ?? before.date,
+    machine: r.machine ?? before.machine,
+  }));
+  const ran = new Set(results.map((r) => r.suite));
+  const merged = SUITES.map(
+    (s) => results.find((r) => r.suite === s.name) ?? previous.find((r) => r.suite === s.name),
+  ).filter((r): r is SuiteResult => r !== undefined);
+  merged.push(
+    ...previous.filter((r) => !ran.has(r.suite) && !SUITES.some((s) => s.name === r.suite)),
+  );
   writeFileSync(
     file,
-    `${JSON.stringify({ machine: machine(), date: started.toISOString(), seconds, only: only ?? null, suites: results }, null, 2)}\n`,
+    `${JSON.stringify({ machine: machine(), date: started.toISOString(), seconds, only: only ?? null, suites: merged }, null, 2)}\n`,
   );
   console.log(`wrote ${path.relative(process.cwd(), file)}`);
 };

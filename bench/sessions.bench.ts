@@ -1,0 +1,224 @@
+import { performance } from 'node:perf_hooks';
+import { LogEvent, Session, api, bearer, eventsAfter, gpuNode, registerNodes } from './client';
+import { BenchSuite, Figure, median, percentile } from './lib';
+import type { LoadResult } from './load';
+import { REDIS_URL, failures, redisScratch, runLoad, startServer } from './procs';
+
+/** 1,000 GPU nodes of 8 cards: 4 clusters of 250, L40S in two clusters, HPC_GPU in the other two. */
+const CLUSTERS = 4;
+const PER_CLUSTER = 250;
+const CARDS = 8;
+const MODELS = ['L40S', 'HPC_GPU'] as const;
+const USERS = 20;
+/** One-card sessions per round (BENCH_PLACEMENTS overrides): 25 % of the 8,000 cards, all placeable. */
+const PLACEMENTS = Number(process.env.BENCH_PLACEMENTS ?? 2000);
+const CONNECTIONS = 50;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/** Queue ticker: 2 nodes of 8 MIG_1g cards full, then this many sessions queued and woken one by one. */
+const QUEUE_NODES = 2;
+const QUEUED = 60;
+
+const countSessions = async (url: string, admin: string, status: string): Promise<number> => {
+  let n = 0;
+  let cursor: string | null = null;
+  do {
+    const q: string = `/v1/sessions?status=${status}&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const page = await api<{ items: Session[]; nextCursor: string | null }>(url, 'GET', q, admin);
+    n += page.body.items.length;
+    cursor = page.body.nextCursor;
+  } while (cursor);
+  return n;
+};
+
+const sessionBodies = (): string[] =>
+  MODELS.map((gpuModel) => JSON.stringify({ kind: 'gpu', gpuModel, gpuCount: 1 }));
+
+/**
+ * Placement throughput: a fresh app per round (embedded stores, no Redis), 1,000 GPU nodes
+ * registered over HTTP, then exactly PLACEMENTS `POST /v1/sessions` (one card, models
+ * alternating) from USERS user tokens over CONNECTIONS connections (autocannon in its own
+ * process). A placement is a session the app reports `running` afterwards (GET /v1/sessions
+ * ?status=running); placements/s is that count over the run's wall time. The ceiling is the bare
+ * Fastify POST route fed the same bodies, the same count, the same connections.
+ */
+const placementFigures = async (): Promise<Figure[]> => {
+  const admin = await bearer('bench-admin', ['admin']);
+  const users = await Promise.all(
+    Array.from({ length: USERS }, (_, u) => bearer(`user-${u}`, ['user'])),
+  );
+  const bodies = sessionBodies();
+  const plan = (url: string, path: string) => ({
+    url,
+    connections: CONNECTIONS,
+    warmupSec: 0,
+    durationSec: 120,
+    amount: PLACEMENTS,
+    request: { kind: 'rotate' as const, path, bodies, auth: users },
+  });
+  const bareRuns: LoadResult[] = [];
+  const appRuns: LoadResult[] = [];
+  const rates: number[] = [];
+  const notes: string[] = [];
+  const bare = await startServer('bare');
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      bareRuns.push(await runLoad(plan(bare.url, '/echo')));
+      const app = await startServer('app', { NODE_STALE_SEC: '3600', CORDON_SYNC_SEC: '3600' });
+      try {
+        const t0 = performance.now();
+        for (let c = 0; c < CLUSTERS; c++) {
+          for (let n = 0; n < PER_CLUSTER; n += 125) {
+            const nodes = Array.from({ length: 125 }, (_, i) =>
+              gpuNode(`gpu-${c}-${n + i}`, MODELS[c % MODELS.length]),
+            );
+            await registerNodes(app.url, admin, `bench-s${c}`, nodes);
+          }
+        }
+        await app.call('settle');
+        const registerMs = performance.now() - t0;
+        const r = await runLoad(plan(app.url, '/v1/sessions'));
+        appRuns.push(r);
+        await app.call('settle');
+        const running = await countSessions(app.url, admin, 'running');
+        const queued = await countSessions(app.url, admin, 'queued');
+        // Placements are the sessions running afterwards, over the run's wall time.
+        rates.push(Math.round(running / r.seconds));
+        notes.push(
+          `round ${round + 1}: ${running} running, ${queued} queued, ${r.non2xx} non-2xx, ` +
+            `${r.seconds} s, p99 ${r.p99Ms} ms, register ${Math.round(registerMs)} ms`,
+        );
+      } finally {
+        await app.stop();
+      }
+    }
+  } finally {
+    await bare.stop();
+  }
+  console.log(`  ${notes.join('\n  ')}`);
+  const rate = median(rates);
+  const bareRate = median(bareRuns.map((r) => r.rps));
+  const p99 = median(appRuns.map((r) => r.p99Ms));
+  return [
+    {
+      name: 'sessions.placements_1000_nodes',
+      value: rate,
+      unit: 'placements/s',
+      ceiling: { name: 'bare Fastify POST JSON route, same bodies and count', value: bareRate },
+      target: `>= 1,000 placements/s (${PLACEMENTS} one-card sessions, ${CONNECTIONS} connections, ${USERS} users, median of ${ROUNDS} fresh fleets${failures(appRuns)})`,
+      met: rate >= 1000 && failures(appRuns) === '',
+    },
+    {
+      name: 'sessions.placement_p99',
+      value: p99,
+      unit: 'ms',
+      ceiling: { name: 'bare Fastify p99', value: median(bareRuns.map((r) => r.p99Ms)) },
+      target: `informational (p50 ${median(appRuns.map((r) => r.p50Ms))} ms)`,
+    },
+  ];
+};
+
+/**
+ * Queue ticker: BullMQ on Redis (unique prefix, deleted afterwards). Two nodes of 8 MIG_1g cards
+ * are filled with one-card sessions, QUEUED more come back `queued`; then, one at a time, a
+ * running session is terminated and the bench waits for the queue head's SessionStarted. The
+ * figure is SessionStarted `at` − NodeCapacityReleased `at` of the terminated session (both
+ * the app's clock: the release's `at` is when the terminate request entered the app, the start's
+ * `at` when the queue pass that placed it began). Informational: terminate response → the
+ * SessionStarted visible in the log (client clock, polled every 5 ms; an upper bound).
+ */
+const queueFigures = async (): Promise<Figure[]> => {
+  const scratch = redisScratch();
+  const app = await startServer('app', {
+    REDIS_URL,
+    REDIS_PREFIX: scratch.prefix,
+    NODE_STALE_SEC: '3600',
+    CORDON_SYNC_SEC: '3600',
+  });
+  try {
+    const admin = await bearer('bench-admin', ['admin']);
+    const user = await bearer('queue-user', ['user']);
+    await registerNodes(
+      app.url,
+      admin,
+      'bench-q',
+      Array.from({ length: QUEUE_NODES }, (_, i) => gpuNode(`q-${i}`, 'MIG_1g')),
+    );
+    const body = { kind: 'gpu', gpuModel: 'MIG_1g', gpuCount: 1 };
+    const running: string[] = [];
+    for (let i = 0; i < QUEUE_NODES * CARDS; i++) {
+      const s = await api<Session>(app.url, 'POST', '/v1/sessions', user, body);
+      if (s.status !== 201 || s.body.status !== 'running')
+        throw new Error(`fill: ${s.status} ${s.body.status}`);
+      running.push(s.body.sessionId);
+    }
+    const queued: string[] = [];
+    for (let i = 0; i < QUEUED; i++) {
+      const s = await api<Session>(app.url, 'POST', '/v1/sessions', user, body);
+      if (s.status !== 201 || s.body.status !== 'queued')
+        throw new Error(`queue: ${s.status} ${s.body.status}`);
+      queued.push(s.body.sessionId);
+    }
+    await app.call('settle');
+    const waiting = new Set(queued);
+    const fromRelease: number[] = [];
+    const fromResponse: number[] = [];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (let i = 0; i < QUEUED; i++) {
+      const victim = running.shift()!;
+      const head = await app.call<number>('head');
+      const res = await api<Session>(app.url, 'POST', `/v1/sessions/${victim}/terminate`, user);
+      const responded = Date.now();
+      if (res.status !== 200) throw new Error(`terminate answered ${res.status}`);
+      const until = Date.now() + 10_000;
+      let started: LogEvent | undefined;
+      let released: LogEvent | undefined;
+      let seen = 0;
+      while (!started && Date.now() < until) {
+        const events = await eventsAfter(
+          app.url,
+          admin,
+          'SessionStarted,NodeCapacityReleased',
+          head,
+        );
+        released = events.find(
+          (e) => e.type.startsWith('NodeCapacityReleased') && e.data.sessionId === victim,
+        );
+        started = events.find(
+          (e) => e.type.startsWith('SessionStarted') && waiting.has(e.data.sessionId ?? ''),
+        );
+        seen = Date.now();
+        if (!started) await sleep(5);
+      }
+      if (!started || !released) throw new Error(`round ${i}: no SessionStarted within 10 s`);
+      waiting.delete(started.data.sessionId!);
+      running.push(started.data.sessionId!);
+      fromRelease.push(Date.parse(started.data.at) - Date.parse(released.data.at));
+      fromResponse.push(seen - responded);
+    }
+    const p = (xs: number[], q: number) => percentile(xs, q);
+    return [
+      {
+        name: 'sessions.queue_ticker_p99',
+        value: p(fromRelease, 99),
+        unit: 'ms',
+        target:
+          `<= 100 ms (NodeCapacityReleased at → SessionStarted at, ${fromRelease.length} samples; ` +
+          `p50 ${p(fromRelease, 50)} ms, max ${Math.max(...fromRelease)} ms; BullMQ. Terminate ` +
+          `response → SessionStarted seen in the log, 5 ms polls: p50 ${p(fromResponse, 50)}, ` +
+          `p99 ${p(fromResponse, 99)} ms)`,
+        met: fromRelease.length >= 50 && p(fromRelease, 99) <= 100,
+      },
+    ];
+  } finally {
+    await app.stop();
+    await scratch.drop();
+  }
+};
+
+const run = async (): Promise<Figure[]> => [
+  ...(await placementFigures()),
+  ...(await queueFigures()),
+];
+
+export const sessionsBench: BenchSuite = { name: 'sessions', run };
