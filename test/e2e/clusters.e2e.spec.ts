@@ -27,7 +27,11 @@ describe('clusters over HTTP', () => {
   it('creates a cluster as requested and walks it to running through the command API', async () => {
     const res = await create(valid);
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ clusterId: expect.any(String), status: 'requested' });
+    expect(res.body).toEqual({
+      clusterId: expect.any(String),
+      status: 'requested',
+      operationId: expect.any(String),
+    });
     const id = res.body.clusterId as string;
     for (const to of ['provisioning', 'bootstrapping', 'running', 'degraded', 'running']) {
       const step = await move(id, to);
@@ -44,6 +48,69 @@ describe('clusters over HTTP', () => {
       'degraded',
       'running',
     ]);
+  });
+
+  const operation = (id: string) =>
+    eventually(async () => {
+      const op = (await request(t.url).get(`/v1/operations/${id}`).set(admin)).body;
+      return ['succeeded', 'failed', 'timeout'].includes(op.status) ? op : null;
+    });
+
+  it('runs create, upgrade and repair as operations that follow the lifecycle', async () => {
+    const created = (await create({ ...valid, name: 'lifecycle' })).body;
+    const id = created.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping', 'running']) await move(id, to).expect(200);
+    const made = await operation(created.operationId);
+    expect(made).toMatchObject({ type: 'create_cluster', status: 'succeeded' });
+    expect(made.steps.map((s: { name: string; status: string }) => s.status)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
+    expect(made.steps[made.steps.length - 1].name).toBe('bootstrapping');
+
+    const early = await request(t.url)
+      .post(`/v1/clusters/${(await create({ ...valid, name: 'early' })).body.clusterId}/upgrade`)
+      .set(admin)
+      .send({ k8sVersion: '1.31.1' });
+    expect([early.status, early.body.error.code]).toEqual([409, 'invalid_transition']);
+    const upgrade = await request(t.url)
+      .post(`/v1/clusters/${id}/upgrade`)
+      .set(admin)
+      .send({ k8sVersion: '1.31.1' });
+    expect(upgrade.status).toBe(202);
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.status).toBe(
+      'upgrading',
+    );
+    await move(id, 'running').expect(200);
+    expect(await operation(upgrade.body.operationId)).toMatchObject({
+      type: 'upgrade_cluster',
+      status: 'succeeded',
+      steps: [expect.objectContaining({ name: 'upgrading', status: 'succeeded' })],
+    });
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.k8sVersion).toBe(
+      '1.31.1',
+    );
+
+    expect((await request(t.url).post(`/v1/clusters/${id}/repair`).set(admin)).status).toBe(409);
+    await move(id, 'degraded').expect(200);
+    const repair = await request(t.url).post(`/v1/clusters/${id}/repair`).set(admin);
+    expect(repair.status).toBe(202);
+    await move(id, 'running').expect(200);
+    expect(await operation(repair.body.operationId)).toMatchObject({
+      type: 'repair_cluster',
+      status: 'succeeded',
+    });
+  });
+
+  it('fails the create_cluster operation when the cluster fails', async () => {
+    const created = (await create({ ...valid, name: 'doomed' })).body;
+    await move(created.clusterId, 'provisioning').expect(200);
+    await move(created.clusterId, 'failed').expect(200);
+    expect(await operation(created.operationId)).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('provisioning'),
+    });
   });
 
   it('refuses an invalid transition with 409 invalid_transition and changes nothing', async () => {

@@ -21,7 +21,10 @@ export type ClusterCommand =
       };
     }
   | { type: 'AdoptCluster'; data: { clusterId: string; seenNodeId: string; at: string } }
-  | { type: 'TransitionCluster'; data: { to: ClusterStatus; reason: string | null; at: string } }
+  | {
+      type: 'TransitionCluster';
+      data: { to: ClusterStatus; reason: string | null; k8sVersion?: string | null; at: string };
+    }
   | { type: 'AddPoolToCluster'; data: { poolId: string; at: string } }
   | { type: 'RemovePoolFromCluster'; data: { poolId: string; at: string } };
 
@@ -35,6 +38,8 @@ export type ClusterFacts = {
   readonly pools: readonly string[];
   /** The step a failed cluster failed in: retrying goes back to it. */
   readonly failedFrom: ClusterStatus | null;
+  /** While upgrading: the version it upgrades to. */
+  readonly targetVersion: string | null;
 };
 
 export type ClusterState =
@@ -79,13 +84,17 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
     case 'TransitionCluster': {
       const cluster = existing(state);
       const { to, reason, at } = command.data;
+      const version =
+        to === 'upgrading' && command.data.k8sVersion
+          ? { k8sVersion: command.data.k8sVersion }
+          : {};
       if (cluster.status === to) return []; // reported twice: already there
       if (!mayTransition(cluster, to))
         throw invalidTransition('cluster', cluster.status, `go to ${to}`);
       return [
         {
           type: 'ClusterTransitioned',
-          data: { clusterId: cluster.clusterId, from: cluster.status, to, reason, at },
+          data: { clusterId: cluster.clusterId, from: cluster.status, to, reason, ...version, at },
         },
       ];
     }
@@ -123,7 +132,14 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
   switch (event.type) {
     case 'ClusterRequested': {
       const { at: _at, ...d } = event.data;
-      return { status: 'requested', ...d, adopted: false, pools: [], failedFrom: null };
+      return {
+        status: 'requested',
+        ...d,
+        adopted: false,
+        pools: [],
+        failedFrom: null,
+        targetVersion: null,
+      };
     }
     case 'ClusterAdopted':
       return {
@@ -136,13 +152,25 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
         adopted: true,
         pools: [],
         failedFrom: null,
+        targetVersion: null,
       };
     case 'ClusterTransitioned': {
       const cluster = existing(state);
+      const { from, to } = event.data;
       return {
         ...cluster,
-        status: event.data.to,
-        failedFrom: event.data.to === 'failed' ? event.data.from : null,
+        status: to,
+        failedFrom: to === 'failed' ? from : null,
+        k8sVersion:
+          from === 'upgrading' && to === 'running'
+            ? (cluster.targetVersion ?? cluster.k8sVersion)
+            : cluster.k8sVersion,
+        targetVersion:
+          to === 'upgrading'
+            ? (event.data.k8sVersion ?? null)
+            : to === 'failed'
+              ? cluster.targetVersion
+              : null,
       };
     }
     case 'ClusterPoolAdded': {

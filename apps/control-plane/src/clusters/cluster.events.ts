@@ -38,6 +38,8 @@ export type ClusterEvent =
         from: ClusterStatus;
         to: ClusterStatus;
         reason: string | null;
+        /** On → upgrading: the version it upgrades to (becomes k8sVersion back in running). */
+        k8sVersion?: string | null;
         at: string;
       };
     }

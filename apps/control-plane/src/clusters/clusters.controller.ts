@@ -1,6 +1,14 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext } from '../../../../libs/kernel/src';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { CommandContext, invalidTransition } from '../../../../libs/kernel/src';
+import { OperationsService } from '../operations/operations.service';
+import { OperationAccepted } from '../pools/pools.dto';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import {
@@ -8,6 +16,7 @@ import {
   ClusterView,
   CreateClusterDto,
   TransitionClusterDto,
+  UpgradeClusterDto,
 } from './clusters.dto';
 import { ClustersService } from './clusters.service';
 
@@ -15,14 +24,80 @@ import { ClustersService } from './clusters.service';
 @ApiBearerAuth()
 @Controller('v1/clusters')
 export class ClustersController {
-  constructor(@Inject(ClustersService) private readonly clusters: ClustersService) {}
+  constructor(
+    @Inject(ClustersService) private readonly clusters: ClustersService,
+    @Inject(OperationsService) private readonly operations: OperationsService,
+  ) {}
 
   @Post()
   @HttpCode(201)
   @Roles('admin')
   @ApiCreatedResponse({ type: ClusterCreated })
-  create(@Body() body: CreateClusterDto, @Ctx() ctx: CommandContext): Promise<ClusterCreated> {
-    return this.clusters.create(body, ctx);
+  async create(
+    @Body() body: CreateClusterDto,
+    @Ctx() ctx: CommandContext,
+  ): Promise<ClusterCreated> {
+    const created = await this.clusters.create(body, ctx);
+    // The create_cluster operation follows the lifecycle the provisioner reports.
+    const { operationId } = await this.operations.openCluster(
+      created.clusterId,
+      'create_cluster',
+      null,
+      ctx,
+    );
+    return { ...created, operationId };
+  }
+
+  /** running → upgrading at once (409 invalid_transition otherwise); the operation ends when it is running again. */
+  @Post(':clusterId/upgrade')
+  @HttpCode(202)
+  @Roles('admin')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  async upgrade(
+    @Param('clusterId') clusterId: string,
+    @Body() body: UpgradeClusterDto,
+    @Ctx() ctx: CommandContext,
+  ): Promise<OperationAccepted> {
+    await this.clusters.execute(
+      clusterId,
+      {
+        type: 'TransitionCluster',
+        data: {
+          to: 'upgrading',
+          reason: `upgrade to ${body.k8sVersion}`,
+          k8sVersion: body.k8sVersion,
+          at: ctx.now.toISOString(),
+        },
+      },
+      ctx,
+    );
+    return this.operations.openCluster(
+      clusterId,
+      'upgrade_cluster',
+      `upgrade to ${body.k8sVersion}`,
+      ctx,
+    );
+  }
+
+  /** For a degraded or failed cluster (409 invalid_transition otherwise): ends when it is running again. */
+  @Post(':clusterId/repair')
+  @HttpCode(202)
+  @Roles('admin')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  async repair(
+    @Param('clusterId') clusterId: string,
+    @Ctx() ctx: CommandContext,
+  ): Promise<OperationAccepted> {
+    const cluster = await this.clusters.get(clusterId);
+    if (cluster.status !== 'degraded' && cluster.status !== 'failed') {
+      throw invalidTransition('cluster', cluster.status, 'be repaired');
+    }
+    return this.operations.openCluster(
+      clusterId,
+      'repair_cluster',
+      `repair from ${cluster.status}`,
+      ctx,
+    );
   }
 
   @Get(':clusterId')

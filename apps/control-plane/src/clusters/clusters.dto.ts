@@ -40,9 +40,17 @@ export class TransitionClusterDto {
   reason?: string;
 }
 
+export class UpgradeClusterDto {
+  @ApiProperty({ example: '1.31.1' })
+  @IsString()
+  @Matches(/^v?\d+\.\d+(\.\d+)?$/, { message: 'k8sVersion must look like 1.31 or 1.31.1' })
+  k8sVersion!: string;
+}
+
 export class ClusterCreated {
   @ApiProperty() clusterId!: string;
   @ApiProperty({ enum: CLUSTER_STATUSES }) status!: string;
+  @ApiProperty({ description: 'The create_cluster operation' }) operationId!: string;
 }
 
 export class ClusterView {

@@ -1,5 +1,6 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
+import { OperationsModule } from '../operations/operations.module';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { clusterCodec } from './cluster.events';
@@ -8,6 +9,7 @@ import { clustersProjection } from './clusters.projection';
 import { ClustersService } from './clusters.service';
 
 @Module({
+  imports: [OperationsModule],
   controllers: [ClustersController],
   providers: [ClustersService],
   exports: [ClustersService],

@@ -14,6 +14,8 @@ export type ClusterDoc = {
   podCidr: string | null;
   serviceCidr: string | null;
   status: ClusterStatus;
+  /** While upgrading: the version it upgrades to. */
+  targetVersion: string | null;
   adopted: boolean;
   pools: string[];
   history: Array<{
@@ -40,6 +42,7 @@ export const projectCluster = (
     podCidr: null,
     serviceCidr: null,
     status: 'requested',
+    targetVersion: null,
     adopted: false,
     pools: [],
     history: [],
@@ -71,6 +74,16 @@ export const projectCluster = (
         ...doc,
         _rev: revision,
         status: to,
+        k8sVersion:
+          from === 'upgrading' && to === 'running'
+            ? (doc.targetVersion ?? doc.k8sVersion)
+            : doc.k8sVersion,
+        targetVersion:
+          to === 'upgrading'
+            ? (event.data.k8sVersion ?? null)
+            : to === 'failed'
+              ? doc.targetVersion
+              : null,
         history: [...doc.history, { from, to, reason, at }],
         updatedAt: at,
       };

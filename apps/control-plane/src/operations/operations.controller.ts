@@ -25,6 +25,11 @@ export class ListOperationsQuery {
   @Matches(/^[0-9a-f-]{36}$/, { message: 'poolId must be a pool id' })
   poolId?: string;
 
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, { message: 'clusterId must be a cluster id' })
+  clusterId?: string;
+
   @ApiPropertyOptional({ enum: ['pending', 'running', 'succeeded', 'failed', 'timeout'] })
   @IsOptional()
   @IsIn(['pending', 'running', 'succeeded', 'failed', 'timeout'])

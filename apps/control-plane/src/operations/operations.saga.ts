@@ -1,11 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { clusterCodec } from '../clusters/cluster.events';
+import { CLUSTERS, ClusterDoc } from '../clusters/clusters.projection';
 import { DrainsService } from '../drains/drains.service';
 import { DRAINS, DrainDoc } from '../drains/drains.projection';
 import { nodeAggregate } from '../nodes/node.aggregate';
@@ -32,6 +34,8 @@ export const OPERATION_STEP_QUEUE = 'operation-step';
 export const OPERATION_DEADLINE_QUEUE = 'operation-deadline';
 /** How often a waiting step looks again (nodes registering, drains finishing, nodes going). */
 const POLL_MS = 250;
+/** Cluster steps take minutes; their transitions also wake the operation (react). */
+const CLUSTER_POLL_MS = 1000;
 
 type Job = { operationId: string };
 type Running = Extract<OperationState, { operationId: string }>;
@@ -79,6 +83,7 @@ export class OperationsSaga {
 
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(PROVISIONER) private readonly provisioner: Provisioner,
@@ -120,6 +125,22 @@ export class OperationsSaga {
 
   /** Requested → armed; finished → the pool is free again (and a failed deletion gives it back). */
   async react(stored: StoredEvent): Promise<void> {
+    if (stored.streamId.startsWith('cluster-')) {
+      // A lifecycle move wakes the cluster's open operations at once.
+      if (clusterCodec.decode(stored.type, stored.data)?.type !== 'ClusterTransitioned') return;
+      await this.runner.settle(stored.position, ['projection:clusters']);
+      const open = await this.readModels.find<OperationDoc & Doc>(
+        OPERATIONS,
+        {
+          clusterId: stored.streamId.slice('cluster-'.length),
+          poolId: null,
+          status: { $in: ['pending', 'running'] },
+        },
+        { limit: 100 },
+      );
+      for (const op of open.items) await this.schedule(op.operationId);
+      return;
+    }
     if (!stored.streamId.startsWith('operation-')) return;
     const event = operationCodec.decode(stored.type, stored.data);
     if (!event) return;
@@ -194,13 +215,7 @@ export class OperationsSaga {
 
   /** Does what is next; returns the delay before looking again, or null when nothing is left. */
   private async advance(op: Running): Promise<number | null> {
-    if (op.poolId === null) {
-      await this.command(op, {
-        type: 'FailOperation',
-        data: { error: 'not supported', at: this.now() },
-      });
-      return null;
-    }
+    if (op.poolId === null) return this.followCluster(op);
     const pool = await this.readModels.get<PoolDoc & Doc>(NODE_POOLS, op.poolId);
     if (!pool) return POLL_MS; // the pool's read model is catching up
     if (op.operationType === 'scale_node_pool') {
@@ -291,6 +306,65 @@ export class OperationsSaga {
     }
     await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
     return null;
+  }
+
+  /**
+   * Cluster operations follow the lifecycle: a step per working status the cluster passes
+   * through (provisioning, bootstrapping, upgrading, …), success once it is running, failure
+   * once it failed (unless repairing a failed cluster, which starts there).
+   */
+  private async followCluster(op: Running): Promise<number | null> {
+    const cluster = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, op.clusterId);
+    if (!cluster) return CLUSTER_POLL_MS;
+    const since = Date.parse(op.requestedAt);
+    const moves = cluster.history.filter((h) => Date.parse(h.at) >= since);
+    const repairing = op.operationType === 'repair_cluster';
+    // One step per working status passed through, from its move to the next one.
+    let open: string | null = null;
+    const close = async (at: string) => {
+      if (open !== null) await this.completeAt(op, open, at);
+      open = null;
+    };
+    if (repairing) {
+      await this.startAt(op, 'repair', op.requestedAt);
+      open = 'repair';
+    }
+    for (const move of moves) {
+      if (move.to === 'running') {
+        await close(move.at);
+        await this.command(op, { type: 'SucceedOperation', data: { at: move.at } });
+        return null;
+      }
+      if (move.to === 'failed' || (move.to === 'deleting' && !repairing)) {
+        if (repairing && move.to === 'failed') continue; // a repair waits for a retry to succeed
+        await this.command(op, {
+          type: 'FailOperation',
+          data: {
+            error:
+              move.to === 'failed'
+                ? `cluster failed during ${move.from ?? 'an unknown step'}`
+                : 'cluster is being deleted',
+            at: move.at,
+          },
+        });
+        return null;
+      }
+      if (repairing) continue;
+      // Both idempotent: a step already started or completed stays as it is.
+      await close(move.at);
+      await this.startAt(op, move.to, move.at);
+      open = move.to;
+    }
+    return CLUSTER_POLL_MS;
+  }
+
+  private async startAt(op: Running, name: string, at: string): Promise<void> {
+    if (stepOf(op, name)) return;
+    await this.command(op, { type: 'StartOperationStep', data: { name, at } });
+  }
+
+  private async completeAt(op: Running, name: string, at: string): Promise<void> {
+    await this.command(op, { type: 'CompleteOperationStep', data: { name, detail: null, at } });
   }
 
   /** Drains each node by relocation (once per node); returns how many drains still run. */

@@ -170,10 +170,55 @@ export class OperationsService {
     return { operationId };
   }
 
+  /**
+   * A cluster operation: it follows the lifecycle the provisioner reports (one step per
+   * working status) and succeeds when the cluster is running, fails when it is failed (a
+   * repair starts from there), or times out.
+   */
+  async openCluster(
+    clusterId: string,
+    type: 'create_cluster' | 'upgrade_cluster' | 'repair_cluster',
+    reason: string | null,
+    ctx: CommandContext,
+  ): Promise<{ operationId: string }> {
+    const operationId = uuidFrom('operation', ctx.commandId, type);
+    const deadlineAt = new Date(
+      ctx.now.getTime() + this.config.operationDeadlineSec * 1000,
+    ).toISOString();
+    const requested = await this.pipeline.handle(
+      operationAggregate,
+      operationStreamId(operationId),
+      {
+        type: 'RequestOperation',
+        data: {
+          operationId,
+          operationType: type,
+          clusterId,
+          poolId: null,
+          fromSize: null,
+          desiredSize: null,
+          addHostnames: [],
+          reason,
+          deadlineAt,
+          at: ctx.now.toISOString(),
+        },
+      },
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'request', type) },
+    );
+    await this.saga.arm({ operationId, deadlineAt });
+    await this.runner.settle(requested.position, [OPERATIONS_PROJECTION]);
+    return { operationId };
+  }
+
   /** Newest first. */
-  async list(filter: { poolId?: string; status?: string }): Promise<{ items: OperationView[] }> {
+  async list(filter: {
+    poolId?: string;
+    clusterId?: string;
+    status?: string;
+  }): Promise<{ items: OperationView[] }> {
     const query: Record<string, string> = {};
     if (filter.poolId) query.poolId = filter.poolId;
+    if (filter.clusterId) query.clusterId = filter.clusterId;
     if (filter.status) query.status = filter.status;
     const page = await this.readModels.find<OperationDoc & Doc>(OPERATIONS, query, {
       sort: { requestedAt: -1 },
