@@ -51,10 +51,17 @@ export class DrainSaga {
     });
   }
 
-  schedule(drainId: string, delayMs = 0): Promise<void> {
-    return this.jobs.schedule<StepJob>(DRAIN_STEP_QUEUE, drainId, Date.now() + delayMs, {
-      drainId,
-    });
+  async schedule(drainId: string, delayMs = 0): Promise<void> {
+    try {
+      await this.jobs.schedule<StepJob>(DRAIN_STEP_QUEUE, drainId, Date.now() + delayMs, {
+        drainId,
+      });
+    } catch (error) {
+      // Both slots still locked by a worker that died: that step job exists and is redelivered
+      // when its lock expires, and every step re-reads state, so nothing is lost by going on.
+      if (!/both of its slots are running/.test(String(error))) throw error;
+      this.logger.warn(`drain ${drainId}: step already pending on a stalled worker`);
+    }
   }
 
   /** Drives drains from events: a drain started, or its node changed (released, uncordoned, offline). */
@@ -272,11 +279,7 @@ export class DrainSaga {
       { limit: 1000 },
     );
     for (const d of page.items) {
-      // After a kill both slots of a drain's step job can still be locked by the dead worker:
-      // that job exists and BullMQ redelivers it once the lock expires, so the start goes on.
-      await this.schedule(d.drainId).catch((error: unknown) =>
-        this.logger.warn(`drain ${d.drainId}: step not re-armed at start: ${String(error)}`),
-      );
+      await this.schedule(d.drainId);
     }
   }
 
