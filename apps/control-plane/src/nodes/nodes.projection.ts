@@ -38,6 +38,11 @@ export type NodeDoc = {
   offlineReason: OfflineReason | null;
   gpuCount: number;
   runningSessions: number;
+  /** Placement helpers: the model of the node's cards (`mixed` when several, null when none), free cards, free vCPU and memory. */
+  gpuModel: string | null;
+  freeCards: number;
+  freeCpu: number;
+  freeMemoryGiB: number;
   capacity: Capacity;
   gpus: NodeGpuView[];
   allocations: Record<string, Allocation>;
@@ -52,9 +57,15 @@ const withStatus = (doc: NodeDoc): NodeDoc => {
   const runningSessions = Object.keys(doc.allocations).length;
   const held = new Map<string, Allocation>();
   for (const a of Object.values(doc.allocations)) for (const g of a.gpus) held.set(g, a);
+  const models = new Set(doc.gpus.map((g) => g.model));
+  const allocations = Object.values(doc.allocations);
   return {
     ...doc,
     runningSessions,
+    gpuModel: models.size === 0 ? null : models.size === 1 ? [...models][0] : 'mixed',
+    freeCards: doc.gpus.filter((g) => !held.has(g.uuid)).length,
+    freeCpu: doc.capacity.cpu - allocations.reduce((sum, a) => sum + a.cpu, 0),
+    freeMemoryGiB: doc.capacity.memoryGiB - allocations.reduce((sum, a) => sum + a.memoryGiB, 0),
     gpuCount: doc.gpus.length,
     gpus: doc.gpus.map((g) => ({
       ...g,
@@ -94,6 +105,10 @@ export const projectNode = (
       offlineReason: d.kubeletReady ? null : 'kubelet_not_ready',
       gpuCount: 0,
       runningSessions: 0,
+      gpuModel: null,
+      freeCards: 0,
+      freeCpu: 0,
+      freeMemoryGiB: 0,
       capacity: d.capacity,
       gpus: d.gpus.map((g) => ({ ...g, sessionId: null, owner: null })),
       allocations: {},
@@ -166,7 +181,10 @@ export const projectNode = (
 
 export const nodesProjection: Projection = {
   name: 'nodes',
-  collections: [{ name: NODES, indexes: ['clusterId', 'status'] }, { name: NODE_TOMBSTONES }],
+  collections: [
+    { name: NODES, indexes: ['clusterId', 'status', 'gpuModel'] },
+    { name: NODE_TOMBSTONES },
+  ],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('node-')) return;
     const event = nodeCodec.decode(stored.type, stored.data);

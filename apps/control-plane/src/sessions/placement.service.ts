@@ -9,10 +9,13 @@ import { nodeAggregate } from '../nodes/node.aggregate';
 import { Allocation, nodeStreamId } from '../nodes/node.events';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
-import { candidateFilter, rankByBestFit } from './placement';
+import { candidateQuery, rankByBestFit } from './placement';
 import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { sessionAggregate } from './session.decider';
 import { Placement, SessionState, sessionStreamId } from './session.events';
+
+/** Candidates looked at per placement: enough to skip the few a race or a pool rule removes. */
+const CANDIDATES = 50;
 
 /** Refusals of the allocating stream that mean "try the next node", not "fail". */
 const NEXT_NODE = new Set(['insufficient_capacity', 'node_unavailable', 'not_found']);
@@ -49,15 +52,13 @@ export class PlacementService {
   /** Nodes that could take the session, best fit first. */
   async candidates(session: QueuedSession): Promise<NodeDoc[]> {
     if (!(await this.pools.mayUse(session.owner, session.poolId))) return [];
-    const found: NodeDoc[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
-        NodeDoc & Doc
-      >(NODES, candidateFilter(session.demand, session.poolId), { limit: 1000, cursor });
-      found.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
+    // Best-fit order comes from the query; one page is plenty (the node stream re-checks).
+    const { filter, sort } = candidateQuery(session.demand, session.poolId);
+    const page = await this.readModels.find<NodeDoc & Doc>(NODES, filter, {
+      sort,
+      limit: CANDIDATES,
+    });
+    const found: NodeDoc[] = page.items;
     const ranked = rankByBestFit(found, session.demand);
     const held = await this.heldByStalledClusters(ranked);
     const open: NodeDoc[] = [];

@@ -39,16 +39,36 @@ export const rankByBestFit = (nodes: readonly NodeDoc[], demand: SessionDemand):
     )
     .map(({ n }) => n);
 
-/** The Mongo filter that narrows the candidates before ranking (written once, runs on both stores). */
-export const candidateFilter = (
+/**
+ * The Mongo query that narrows the candidates before ranking (written once, runs on both
+ * stores): nodes of the model with enough free cards, fewest free first, which is best-fit
+ * order already, so a small page holds the best candidates. Nodes with cards of several
+ * models are rare and ranked exactly by rankByBestFit.
+ */
+export const candidateQuery = (
   demand: SessionDemand,
   poolId: string | null,
-): Record<string, unknown> => ({
-  role: demand.kind,
-  online: true,
-  'cordon.desired': false,
-  ...(poolId ? { poolId } : {}),
-  ...(demand.kind === 'gpu'
-    ? { gpus: { $elemMatch: { model: demand.gpuModel, sessionId: null } } }
-    : { 'capacity.cpu': { $gte: demand.cpu } }),
-});
+): { filter: Record<string, unknown>; sort: Record<string, 1 | -1> } => {
+  const common = {
+    role: demand.kind,
+    online: true,
+    'cordon.desired': false,
+    ...(poolId ? { poolId } : {}),
+  };
+  if (demand.kind === 'gpu') {
+    return {
+      filter: {
+        ...common,
+        $or: [
+          { gpuModel: demand.gpuModel, freeCards: { $gte: demand.gpuCount } },
+          { gpuModel: 'mixed', gpus: { $elemMatch: { model: demand.gpuModel, sessionId: null } } },
+        ],
+      },
+      sort: { freeCards: 1, hostname: 1 },
+    };
+  }
+  return {
+    filter: { ...common, freeCpu: { $gte: demand.cpu }, freeMemoryGiB: { $gte: demand.memoryGiB } },
+    sort: { freeCpu: 1, hostname: 1 },
+  };
+};

@@ -16,6 +16,10 @@ const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): Node
   offlineReason: null,
   gpuCount: 8,
   runningSessions: 8 - free > 0 ? 1 : 0,
+  gpuModel: 'L40S',
+  freeCards: free,
+  freeCpu: 64,
+  freeMemoryGiB: 512,
   capacity: { cpu: 64, memoryGiB: 512, diskGiB: 100 },
   gpus: Array.from({ length: 8 }, (_, i) => ({
     uuid: `${hostname}-${i}`,
