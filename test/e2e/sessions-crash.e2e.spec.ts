@@ -176,7 +176,7 @@ describe('killing the app in the middle of a burst of session commands', () => {
     const sessions = await listSessions(client);
     expect(sessions.filter((s) => s.status !== 'terminated')).toEqual([]);
     // The kills landed inside the bursts: some commands were answered, some were cut off.
-     
+
     console.log(
       `seed ${SEED}: ${sessions.length} sessions, ${acknowledged} answered, ${lost} cut off`,
     );
