@@ -309,7 +309,11 @@ describe('autoscaling', () => {
     const ops = async () =>
       (await request(t.url).get(`/v1/operations?poolId=${pool.poolId}`).set(admin)).body
         .items as Array<Operation & { reason: string; desiredSize: number }>;
-    const out = (await ops()).find((o) => o.reason?.startsWith('autoscale out'));
+    // The sessions run as soon as the nodes registered; the operation records success just after.
+    const out = await eventually(async () => {
+      const op = (await ops()).find((o) => o.reason?.startsWith('autoscale out'));
+      return op && op.status !== 'running' && op.status !== 'pending' ? op : null;
+    }, 15_000);
     expect(out).toMatchObject({ type: 'scale_node_pool', desiredSize: 2, status: 'succeeded' });
     for (const id of sessions) {
       await request(t.url).post(`/v1/sessions/${id}/terminate`).set(alice).expect(200);
