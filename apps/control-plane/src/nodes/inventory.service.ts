@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandPipeline, CommandResult } from '../../../../libs/cqrs/src';
 import { CommandContext, uuidFrom } from '../../../../libs/kernel/src';
 import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
 import { Beat, HeartbeatStore } from './heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
 import { nodeAggregate, nodeIdOf } from './node.aggregate';
-import { nodeStreamId } from './node.events';
+import { NodeEvent, NodeState, nodeStreamId } from './node.events';
 
 export type ReportedNode = {
   hostname: string;
@@ -49,38 +49,48 @@ export class InventoryService {
     // queued command per node. Whatever would append (or is not cached) takes the pipeline.
     const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
     const fresh: Beat[] = [];
-    const results = await Promise.all(
-      reports.map(async (report, i) => {
-        const nodeId = nodeIds[i];
-        const result =
-          noops[i] ??
-          (await this.pipeline.handle(
+    const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
+    const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
+      const report = reports[i];
+      const nodeId = nodeIds[i];
+      if (!isOutOfOrder(report, result.state, newest[i]) || result.appended) {
+        const observed = report.observedAt
+          ? Date.parse(report.observedAt)
+          : (beats[i]?.observedAt ?? null);
+        fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt: observed });
+      }
+      const state = result.state;
+      results[i] = {
+        hostname: report.hostname,
+        nodeId,
+        status: displayStatus(state) ?? 'offline',
+        desired: {
+          unschedulable:
+            state.status === 'online' || state.status === 'offline' ? state.cordon.desired : false,
+        },
+      };
+    };
+    // No promise per no-op node: only the nodes that take the pipeline are awaited.
+    const handled: Array<Promise<void>> = [];
+    for (let i = 0; i < reports.length; i++) {
+      const noop = noops[i];
+      if (noop !== undefined) {
+        settle(i, noop);
+        continue;
+      }
+      handled.push(
+        this.pipeline
+          .handle(
             nodeAggregate,
             streamIds[i],
             commands[i],
             // One command per node, its id derived from the request's, so a replayed report appends nothing.
-            { ...ctx, commandId: uuidFrom(ctx.commandId, nodeId) },
-          ));
-        if (!isOutOfOrder(report, result.state, newest[i]) || result.appended) {
-          const observed = report.observedAt
-            ? Date.parse(report.observedAt)
-            : (beats[i]?.observedAt ?? null);
-          fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt: observed });
-        }
-        const state = result.state;
-        return {
-          hostname: report.hostname,
-          nodeId,
-          status: displayStatus(state) ?? 'offline',
-          desired: {
-            unschedulable:
-              state.status === 'online' || state.status === 'offline'
-                ? state.cordon.desired
-                : false,
-          },
-        };
-      }),
-    );
+            { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
+          )
+          .then((result) => settle(i, result)),
+      );
+    }
+    await Promise.all(handled);
     await this.heartbeats.touch(fresh);
     await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;
