@@ -30,6 +30,9 @@ export type QueuedSession = Extract<SessionState, { status: 'queued' }>;
  */
 @Injectable()
 export class PlacementService {
+  /** Cards (or vCPUs) being allocated per node by placements in flight in this process: a hint. */
+  private readonly inFlight = new Map<string, number>();
+
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
@@ -41,10 +44,27 @@ export class PlacementService {
   async tryPlace(sessionId: string, ctx: CommandContext): Promise<SessionState> {
     const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
     if (state.status !== 'queued') return state;
-    for (const node of await this.candidates(state)) {
-      const allocation = await this.allocate(node.nodeId, state, ctx);
-      if (!allocation) continue;
-      return this.start(state, node, allocation, ctx);
+    const need = state.demand.kind === 'gpu' ? state.demand.gpuCount : state.demand.cpu;
+    const candidates = await this.candidates(state);
+    // Concurrent placements would all pick the same best-fit node and queue on its stream;
+    // nodes whose free capacity is already claimed by placements in flight here go last.
+    const claimed = (n: NodeDoc) => this.inFlight.get(n.nodeId) ?? 0;
+    const free = (n: NodeDoc) => (state.demand.kind === 'gpu' ? n.freeCards : n.freeCpu);
+    const ordered = [
+      ...candidates.filter((n) => free(n) - claimed(n) >= need),
+      ...candidates.filter((n) => free(n) - claimed(n) < need),
+    ];
+    for (const node of ordered) {
+      this.inFlight.set(node.nodeId, claimed(node) + need);
+      try {
+        const allocation = await this.allocate(node.nodeId, state, ctx);
+        if (!allocation) continue;
+        return await this.start(state, node, allocation, ctx);
+      } finally {
+        const left = claimed(node) - need;
+        if (left > 0) this.inFlight.set(node.nodeId, left);
+        else this.inFlight.delete(node.nodeId);
+      }
     }
     return state;
   }
