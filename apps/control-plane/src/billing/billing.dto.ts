@@ -1,21 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  IsISO8601,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
+import { PageQuery } from '../platform/http/page-query.dto';
 
 /** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
 const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
 export const ID = /^[A-Za-z0-9._:@-]{1,200}$/;
 
-export class ListBillingRecordsQuery {
+export class ListBillingRecordsQuery extends PageQuery {
   @ApiPropertyOptional({ description: "Only this owner's records (a user may only name itself)" })
   @IsOptional()
   @IsString()
@@ -47,20 +38,6 @@ export class ListBillingRecordsQuery {
   @IsISO8601({ strict: true, strictSeparator: true })
   @Matches(ZONED, { message: 'to must carry a UTC offset (Z or ±hh:mm)' })
   to?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: "The previous page's nextCursor" })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
-  cursor?: string;
 }
 
 export class BillingRecordView {

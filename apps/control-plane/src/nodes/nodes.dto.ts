@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { NODE_ROLES, NodeRole } from './node.events';
 import { CLUSTER_ID } from './inventory.dto';
+import { PageQuery } from '../platform/http/page-query.dto';
 
 export const NODE_STATUSES = ['ready', 'busy', 'cordoned', 'offline'] as const;
 
-export class ListNodesQuery {
+export class ListNodesQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
   @Matches(CLUSTER_ID, { message: 'clusterId must be 1-63 characters of [a-z0-9-]' })
@@ -32,20 +32,6 @@ export class ListNodesQuery {
   @IsOptional()
   @IsIn(['shared', 'dedicated'])
   mode?: 'shared' | 'dedicated';
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: "The previous page's nextCursor" })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2048)
-  cursor?: string;
 }
 
 export class CordonNodeDto {

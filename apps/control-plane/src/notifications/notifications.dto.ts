@@ -1,21 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  IsISO8601,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsISO8601, IsOptional, Matches } from 'class-validator';
 import { NOTIFICATION_TYPES, NotificationType } from './notification';
+import { PageQuery } from '../platform/http/page-query.dto';
 
 /** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
 const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
 
-export class ListNotificationsQuery {
+export class ListNotificationsQuery extends PageQuery {
   @ApiPropertyOptional({
     description: 'Only notifications strictly after this time (ISO-8601 with a UTC offset)',
     example: '2026-12-02T10:00:00Z',
@@ -24,20 +15,6 @@ export class ListNotificationsQuery {
   @IsISO8601({ strict: true, strictSeparator: true })
   @Matches(ZONED, { message: 'since must carry a UTC offset (Z or ±hh:mm)' })
   since?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: "The previous page's nextCursor" })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
-  cursor?: string;
 }
 
 export class NotificationView {

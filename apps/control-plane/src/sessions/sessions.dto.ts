@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   IsIn,
   IsInt,
@@ -12,6 +11,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
+import { PageQuery } from '../platform/http/page-query.dto';
 
 const OWNER = /^[A-Za-z0-9._@:-]{1,128}$/;
 
@@ -59,7 +59,7 @@ export class CreateSessionDto {
   owner?: string;
 }
 
-export class ListSessionsQuery {
+export class ListSessionsQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
   @Matches(OWNER, { message: 'owner must be 1-128 characters of [A-Za-z0-9._@:-]' })
@@ -75,20 +75,6 @@ export class ListSessionsQuery {
   @IsOptional()
   @IsIn(['queued', 'running', 'paused', 'terminated'])
   status?: 'queued' | 'running' | 'paused' | 'terminated';
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
-  limit?: number;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @MaxLength(2048)
-  cursor?: string;
 }
 
 export class SessionView {
