@@ -13,6 +13,20 @@ import {
   rebuildReadModels,
 } from '../platform/runtime/rebuild';
 
+/**
+ * Configuration for a maintenance command, quieter by default than the server: null (with the
+ * message that names the setting on stderr) when it is invalid.
+ */
+export const loadMaintenanceConfig = (env: NodeJS.ProcessEnv): Config | null => {
+  try {
+    return loadConfig({ ...env, LOG_LEVEL: env.LOG_LEVEL?.trim() || 'warn' });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    return null;
+  }
+};
+
 const USAGE = `usage: npm run rebuild [-- --page-size N]
 
 Drops every read model and replays the whole event log through every projection, page by
@@ -94,14 +108,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  let config: Config;
-  try {
-    config = loadConfig({ ...env, LOG_LEVEL: env.LOG_LEVEL?.trim() || 'warn' });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    return 78; // EX_CONFIG, as the server
-  }
+  const config = loadMaintenanceConfig(env);
+  if (!config) return 78; // EX_CONFIG, as the server
   const context = await openRebuildContext(config);
   try {
     const result = await rebuildReadModels(context, { pageSize: args.pageSize });

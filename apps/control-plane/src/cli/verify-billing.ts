@@ -6,10 +6,9 @@ import { EventStore } from '../../../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { BillingAudit, BillingMismatch, auditBilling } from '../billing/billing-verify';
 import { BILLING_PROJECTION, billingProjection } from '../billing/billing.projection';
-import { Config, ConfigError, loadConfig } from '../config/config';
 import { rebuildReadModels } from '../platform/runtime/rebuild';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
-import { openRebuildContext } from './rebuild';
+import { loadMaintenanceConfig, openRebuildContext } from './rebuild';
 
 const USAGE = `usage: npm run verify-billing
 
@@ -88,14 +87,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     process.stderr.write(`unknown argument ${argv[0]}\n${USAGE}\n`);
     return 2;
   }
-  let config: Config;
-  try {
-    config = loadConfig({ ...env, LOG_LEVEL: env.LOG_LEVEL?.trim() || 'warn' });
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    return 78; // EX_CONFIG, as the server
-  }
+  const config = loadMaintenanceConfig(env);
+  if (!config) return 78; // EX_CONFIG, as the server
   // The rebuild's maintenance context: configured stores, nothing started in the background.
   const context = await openRebuildContext(config);
   try {
