@@ -1,18 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
-import { clusterIdOf, reportBody } from './fleet';
-import { BenchSuite, Figure, median, percentile } from './lib';
+import { clusterIdOf } from './fleet';
+import { BenchSuite, Figure, median } from './lib';
 import type { LoadResult, RequestSpec } from './load';
-import {
-  BENCH_SECRET,
-  REDIS_URL,
-  failures,
-  loadSeconds,
-  quiet,
-  redisScratch,
-  runLoad,
-  startServer,
-} from './procs';
+import { BENCH_SECRET, failures, loadSeconds, quiet, runLoad, startServer } from './procs';
 
 const CLUSTERS = 100;
 const PER_CLUSTER = 1000;
@@ -24,11 +15,7 @@ const BATCH_CONNECTIONS = 10;
 const ROUNDS = 3;
 const GIB = 2 ** 30;
 
-const LIVENESS_CLUSTERS = 100;
-const LIVENESS_PER_CLUSTER = 10;
-const STALE_SEC = 2;
-
-const operatorTokens = async (clusters: number): Promise<string[]> => {
+export const operatorTokens = async (clusters: number): Promise<string[]> => {
   const tokens = new TokenService(BENCH_SECRET);
   return Promise.all(
     Array.from(
@@ -147,76 +134,7 @@ const inventoryFigures = async (): Promise<Figure[]> => {
   }
 };
 
-type EventPage = {
-  events: Array<{ data: { lastSeenAt: string; at: string; reason: string } }>;
-  nextPosition: number | null;
-};
-
-/**
- * Liveness at scale: 1000 nodes in 100 clusters (10 each) report once and fall silent together;
- * BullMQ on Redis (unique prefix, deleted afterwards), NODE_STALE_SEC=2. The figure is each
- * NodeWentOffline's `at` minus (lastSeenAt + 2 s). MASS_FAILURE_RATIO=1 switches the
- * mass-failure guard off for this figure: whole clusters going silent is exactly what it holds.
- */
-const livenessFigures = async (): Promise<Figure[]> => {
-  const scratch = redisScratch();
-  const app = await startServer('app', {
-    REDIS_URL,
-    REDIS_PREFIX: scratch.prefix,
-    NODE_STALE_SEC: String(STALE_SEC),
-    MASS_FAILURE_RATIO: '1',
-  });
-  try {
-    const auth = await operatorTokens(LIVENESS_CLUSTERS);
-    const total = LIVENESS_CLUSTERS * LIVENESS_PER_CLUSTER;
-    await Promise.all(
-      Array.from({ length: LIVENESS_CLUSTERS }, async (_, c) => {
-        const res = await fetch(`${app.url}/v1/inventory/reports`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: auth[c] },
-          body: reportBody(c, 0, LIVENESS_PER_CLUSTER),
-        });
-        if (res.status !== 200) throw new Error(`registration answered ${res.status}`);
-      }),
-    );
-    const tokens = new TokenService(BENCH_SECRET);
-    const auditor = `Bearer ${await tokens.sign({ sub: 'bench-auditor', roles: ['auditor'] })}`;
-    const delays: number[] = [];
-    const deadline = Date.now() + 30_000 + STALE_SEC * 1000;
-    let from = 0;
-    while (delays.length < total && Date.now() < deadline) {
-      const res = await fetch(
-        `${app.url}/v1/events?type=NodeWentOffline&limit=1000&fromPosition=${from}`,
-        { headers: { authorization: auditor } },
-      );
-      const page = (await res.json()) as EventPage;
-      for (const e of page.events) {
-        if (e.data.reason !== 'heartbeat_timeout') continue;
-        delays.push(Date.parse(e.data.at) - (Date.parse(e.data.lastSeenAt) + STALE_SEC * 1000));
-      }
-      if (page.nextPosition !== null && page.nextPosition !== undefined) from = page.nextPosition;
-      if (page.events.length === 0) await new Promise((r) => setTimeout(r, 200));
-    }
-    const p50 = delays.length ? percentile(delays, 50) : Number.NaN;
-    const p99 = delays.length === total ? percentile(delays, 99) : Number.POSITIVE_INFINITY;
-    return [
-      {
-        name: 'nodes.offline_after_deadline_1000_nodes_p99',
-        value: p99,
-        unit: 'ms',
-        target: `<= 1000 ms (p50 ${p50} ms, max ${delays.length ? Math.max(...delays) : NaN} ms, ${delays.length}/${total} nodes offline; BullMQ, MASS_FAILURE_RATIO=1)`,
-        met: delays.length === total && p99 <= 1000,
-      },
-    ];
-  } finally {
-    await app.stop();
-    await scratch.drop();
-  }
-};
-
-const run = async (): Promise<Figure[]> => [
-  ...(await inventoryFigures()),
-  ...(await livenessFigures()),
-];
+/** The deadline → offline figure is its own suite ('liveness', bench/liveness.bench.ts). */
+const run = async (): Promise<Figure[]> => inventoryFigures();
 
 export const nodesBench: BenchSuite = { name: 'nodes', run };

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { eventStoreBench } from './eventstore.bench';
 import { httpBench } from './http.bench';
+import { livenessBench } from './liveness.bench';
 import { drainBench } from './drain.bench';
 import { BenchSuite, Figure, machine } from './lib';
 import { nodesBench } from './nodes.bench';
@@ -18,6 +19,7 @@ const SUITES: readonly BenchSuite[] = [
   eventStoreBench,
   httpBench,
   nodesBench,
+  livenessBench,
   sessionsBench,
   drainBench,
 ];
