@@ -11,6 +11,9 @@ import { limitBodyDepth } from './platform/http/body-depth';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
 import { installObservability } from './platform/observability/install';
 import { setupOpenApi } from './platform/openapi/openapi';
+import { IDEMPOTENCY_STORE, installIdempotency } from './platform/idempotency/idempotency.hooks';
+import { IdempotencyStore } from './platform/idempotency/idempotency.store';
+import { TokenService } from './platform/auth/token-service';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -44,6 +47,7 @@ export const createApp = async (
     (request as unknown as { correlationId: string }).correlationId = correlationId;
     void reply.header(CORRELATION_HEADER, correlationId);
   });
+  installIdempotency(app, app.get<IdempotencyStore>(IDEMPOTENCY_STORE), app.get(TokenService));
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(createValidationPipe());
   limitBodyDepth(app);

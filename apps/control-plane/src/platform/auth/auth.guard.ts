@@ -22,9 +22,14 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) return true;
+    const request = context
+      .switchToHttp()
+      .getRequest<RequestWithCaller & { idempotencyRefusal?: DomainError }>();
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) {
+      if (request.idempotencyRefusal) throw request.idempotencyRefusal;
+      return true;
+    }
 
-    const request = context.switchToHttp().getRequest<RequestWithCaller>();
     const caller = await this.tokens.verify(bearerToken(request.headers['authorization']));
 
     const required = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, targets);
@@ -37,11 +42,15 @@ export class AuthGuard implements CanActivate {
       );
     }
     request.caller = caller;
+    // A malformed Idempotency-Key (found by the idempotency hooks) is refused only now, so
+    // that 401 and 403 keep precedence over it.
+    if (request.idempotencyRefusal) throw request.idempotencyRefusal;
     return true;
   }
 }
 
-function bearerToken(header: unknown): string {
+/** The token of an `Authorization: Bearer <token>` header, or 401. */
+export function bearerToken(header: unknown): string {
   if (header === undefined || header === '') {
     throw new DomainError('unauthenticated', 'Authorization header is missing', 'unauthenticated');
   }

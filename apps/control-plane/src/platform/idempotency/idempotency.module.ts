@@ -1,9 +1,8 @@
 import path from 'node:path';
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Config } from '../../config/config';
 import { CONFIG } from '../runtime/tokens';
-import { IDEMPOTENCY_STORE, IdempotencyInterceptor } from './idempotency.interceptor';
+import { IDEMPOTENCY_STORE } from './idempotency.hooks';
 import {
   IdempotencyStore,
   RedisIdempotencyStore,
@@ -20,8 +19,9 @@ import {
           ? new RedisIdempotencyStore(config.redisUrl, config.redisPrefix)
           : new SqliteIdempotencyStore(path.join(config.dataDir, 'platform.db')),
     },
-    { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
   ],
+  // The hooks that use it are installed on Fastify by createApp (installIdempotency).
+  exports: [IDEMPOTENCY_STORE],
 })
 export class IdempotencyModule implements OnApplicationShutdown {
   constructor(@Inject(IDEMPOTENCY_STORE) private readonly store: IdempotencyStore) {}

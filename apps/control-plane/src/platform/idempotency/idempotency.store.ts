@@ -6,6 +6,8 @@ import Redis from 'ioredis';
 /** A successful response kept for replays of the same Idempotency-Key. */
 export type StoredResponse = {
   readonly bodyHash: string;
+  /** The status the first response had (absent in records written before it was kept: 200). */
+  readonly status?: number;
   readonly body: unknown;
   readonly at: number;
 };
@@ -23,9 +25,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly db: Database.Database;
   private readonly select: Database.Statement<
     [string, number],
-    { body_hash: string; body: string; at: number }
+    { body_hash: string; status: number | null; body: string; at: number }
   >;
-  private readonly insert: Database.Statement<[string, string, string, number]>;
+  private readonly insert: Database.Statement<[string, string, number, string, number]>;
   private readonly purge: Database.Statement<[number]>;
 
   constructor(file: string) {
@@ -33,13 +35,18 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.exec(
-      'CREATE TABLE IF NOT EXISTS idempotency (scope TEXT PRIMARY KEY, body_hash TEXT NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS idempotency (scope TEXT PRIMARY KEY, body_hash TEXT NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL, status INTEGER)',
     );
+    // Files made before the status was kept gain the column; their rows replay as 200.
+    const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(idempotency)').all();
+    if (!columns.some((c) => c.name === 'status')) {
+      this.db.exec('ALTER TABLE idempotency ADD COLUMN status INTEGER');
+    }
     this.select = this.db.prepare(
-      'SELECT body_hash, body, at FROM idempotency WHERE scope = ? AND at > ?',
+      'SELECT body_hash, status, body, at FROM idempotency WHERE scope = ? AND at > ?',
     );
     this.insert = this.db.prepare(
-      'INSERT INTO idempotency (scope, body_hash, body, at) VALUES (?, ?, ?, ?) ON CONFLICT(scope) DO NOTHING',
+      'INSERT INTO idempotency (scope, body_hash, status, body, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope) DO NOTHING',
     );
     this.purge = this.db.prepare('DELETE FROM idempotency WHERE at <= ?');
     this.purge.run(Date.now() - IDEMPOTENCY_TTL_MS);
@@ -47,11 +54,21 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   async get(scope: string): Promise<StoredResponse | null> {
     const row = this.select.get(scope, Date.now() - IDEMPOTENCY_TTL_MS);
-    return row ? { bodyHash: row.body_hash, body: JSON.parse(row.body), at: row.at } : null;
+    if (!row) return null;
+    const body: unknown = JSON.parse(row.body);
+    return row.status === null
+      ? { bodyHash: row.body_hash, body, at: row.at }
+      : { bodyHash: row.body_hash, status: row.status, body, at: row.at };
   }
 
   async put(scope: string, response: StoredResponse): Promise<void> {
-    this.insert.run(scope, response.bodyHash, JSON.stringify(response.body ?? null), response.at);
+    this.insert.run(
+      scope,
+      response.bodyHash,
+      response.status ?? 200,
+      JSON.stringify(response.body ?? null),
+      response.at,
+    );
   }
 
   async close(): Promise<void> {

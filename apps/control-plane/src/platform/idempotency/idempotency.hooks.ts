@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DomainError, uuidFrom } from '../../../../../libs/kernel/src';
+import { bearerToken } from '../auth/auth.guard';
+import { Caller } from '../auth/caller';
+import { TokenService } from '../auth/token-service';
+import { validationFailed } from '../errors/error-envelope';
+import { PlatformRequest } from '../http/command-context';
+import { IdempotencyStore } from './idempotency.store';
+
+export const IDEMPOTENCY_STORE = Symbol('IDEMPOTENCY_STORE');
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** JSON with object keys sorted, so equal bodies hash equal whatever their key order. */
+export const canonical = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+};
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Whose key this is: the subject and everything its token authorises. A stored response was
+ * produced after the guard let exactly this authority through, so replaying it (or refusing
+ * another body under it) needs no second authorisation; a token with other roles or clusters
+ * is another scope and goes through the guard like any request.
+ */
+const scopeOf = (caller: Caller, method: string, path: string, key: string): string =>
+  sha256(
+    [
+      caller.sub,
+      [...caller.roles].sort().join(','),
+      [...caller.clusters].sort().join(','),
+      method,
+      path,
+      key,
+    ].join('\n'),
+  );
+
+type Pending = { readonly scope: string; readonly bodyHash: string; release(): void };
+
+/** What the hooks leave on the request for the guard and the command context. */
+export type IdempotentRequest = PlatformRequest & {
+  /** A malformed key: the guard throws it once the caller is authorised (401/403 come first). */
+  idempotencyRefusal?: DomainError;
+  idempotency?: Pending;
+};
+
+/**
+ * `Idempotency-Key` on a mutating request, as Fastify hooks rather than a Nest interceptor
+ * (a global interceptor puts an rxjs chain and two AsyncResource binds on every request,
+ * with or without the header; here a request without the header costs one lookup).
+ *
+ * preHandler: with a key and a valid token, the same key and body replay the stored response
+ * (status and body) and append nothing; the same key with another body is 409
+ * `idempotency_key_reused`; otherwise the request runs with a command id derived from the key,
+ * so a retry of a command whose answer was lost derives the same event ids. A concurrent
+ * request with the same key waits for the first. Without a valid token the hooks step aside
+ * and the guard answers 401. onSend keeps successful (2xx) responses only: a refused command
+ * changed nothing, so its retry is decided afresh.
+ */
+export const installIdempotency = (
+  app: NestFastifyApplication,
+  store: IdempotencyStore,
+  tokens: TokenService,
+): void => {
+  const fastify = app.getHttpAdapter().getInstance();
+  const inFlight = new Map<string, Promise<void>>();
+
+  fastify.addHook('preHandler', async (request, reply) => {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined || !MUTATING.has(request.method)) return;
+    let caller: Caller;
+    try {
+      caller = await tokens.verify(bearerToken(request.headers.authorization));
+    } catch {
+      return; // the guard refuses the request with 401
+    }
+    const req = request as unknown as IdempotentRequest;
+    if (typeof key !== 'string' || !KEY.test(key)) {
+      req.idempotencyRefusal = validationFailed([
+        { field: 'Idempotency-Key', problems: ['must be 1 to 255 visible ASCII characters'] },
+      ]);
+      return;
+    }
+    const scope = scopeOf(caller, request.method, request.url.split('?')[0], key);
+    const bodyHash = sha256(canonical(request.body));
+    for (;;) {
+      const running = inFlight.get(scope);
+      if (running) {
+        await running;
+        continue;
+      }
+      const stored = await store.get(scope);
+      if (stored) {
+        if (stored.bodyHash !== bodyHash) {
+          throw new DomainError(
+            'idempotency_key_reused',
+            'this Idempotency-Key was used with another request body',
+            'conflict',
+          );
+        }
+        const status = stored.status ?? 200;
+        return status === 204 ? reply.code(204).send() : reply.code(status).send(stored.body);
+      }
+      if (!inFlight.has(scope)) break; // another request claimed the key while we read
+    }
+    let settle: () => void = () => undefined;
+    inFlight.set(scope, new Promise<void>((resolve) => (settle = resolve)));
+    let released = false;
+    const pending: Pending = {
+      scope,
+      bodyHash,
+      release: () => {
+        if (released) return;
+        released = true;
+        inFlight.delete(scope);
+        settle();
+      },
+    };
+    req.commandId = uuidFrom('idempotency', scope);
+    req.idempotency = pending;
+    // Whatever happens to the response (sent, failed, connection lost), waiters move on.
+    reply.raw.once('close', pending.release);
+  });
+
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const pending = (request as unknown as IdempotentRequest).idempotency;
+    if (!pending) return payload;
+    try {
+      const status = reply.statusCode;
+      if (status >= 200 && status < 300) {
+        const body = typeof payload === 'string' && payload !== '' ? JSON.parse(payload) : null;
+        await store.put(pending.scope, {
+          bodyHash: pending.bodyHash,
+          status,
+          body,
+          at: Date.now(),
+        });
+      }
+    } finally {
+      pending.release();
+    }
+    return payload;
+  });
+};

@@ -1,0 +1,158 @@
+import request from 'supertest';
+import { EventStore } from '../../libs/eventstore/src/port';
+import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { startApp, TestApp } from '../support/app';
+import { gpuNode, report } from '../support/reports';
+
+/** Idempotency-Key over HTTP: replays, refusals, precedence and races, on the real app. */
+describe.each([
+  ['SQLite', false],
+  ['Redis', true],
+])('Idempotency-Key (keys kept in %s)', (_store, redis) => {
+  let t: TestApp;
+  let store: EventStore;
+  let admin: Record<string, string>;
+  const cluster = (name: string) => ({
+    name,
+    k8sVersion: '1.30.4',
+    podCidr: '10.244.0.0/16',
+    serviceCidr: '10.96.0.0/12',
+  });
+  const create = (key: string | undefined, body: object, who = admin) => {
+    const req = request(t.url).post('/v1/clusters').set(who);
+    return (key === undefined ? req : req.set('Idempotency-Key', key)).send(body);
+  };
+  const head = () => store.headPosition();
+  /**
+   * Events the request caused, directly or through reactions: sagas and reactors keep the
+   * correlation id of the request they follow (other background work may append meanwhile).
+   */
+  const appendedBy = async (res: { headers: Record<string, string> }, after: number) =>
+    (await store.readAll({ after, limit: 10_000 })).filter(
+      (e) => e.metadata.correlationId === res.headers['x-correlation-id'],
+    );
+  const send = (clusterId: string, nodes: ReturnType<typeof gpuNode>[]) =>
+    request(t.url).post('/v1/inventory/reports').set(admin).send(report(clusterId, nodes));
+
+  beforeAll(async () => {
+    t = await startApp({}, { redis });
+    store = t.app.get<EventStore>(EVENT_STORE);
+    admin = await t.auth('root', ['admin']);
+  });
+  afterAll(async () => t.close());
+
+  it('replays the first response, status and body, and appends nothing for the retry', async () => {
+    const start = await head();
+    const first = await create('k-replay', cluster('replay'));
+    expect(first.status).toBe(201);
+    // The check below sees what a request appends: the first one did append.
+    expect((await appendedBy(first, start)).map((e) => e.type)).toContain('ClusterRequested.v1');
+    const before = await head();
+    const again = await create('k-replay', cluster('replay'));
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(await appendedBy(again, before)).toEqual([]);
+    // Key order in the body does not make it another body.
+    const reordered = await create('k-replay', {
+      serviceCidr: '10.96.0.0/12',
+      podCidr: '10.244.0.0/16',
+      k8sVersion: '1.30.4',
+      name: 'replay',
+    });
+    expect(reordered.status).toBe(201);
+    expect(reordered.body).toEqual(first.body);
+    expect(await appendedBy(reordered, before)).toEqual([]);
+  });
+
+  it('refuses the same key with another body: 409 idempotency_key_reused, nothing appended', async () => {
+    await create('k-reuse', cluster('reuse-a')).expect(201);
+    const before = await head();
+    const res = await create('k-reuse', cluster('reuse-b'));
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('idempotency_key_reused');
+    expect(await appendedBy(res, before)).toEqual([]);
+  });
+
+  it('keeps keys apart per caller: the same key from another admin is a new command', async () => {
+    const mine = await create('k-shared', cluster('shared'));
+    const theirs = await create('k-shared', cluster('shared'), await t.auth('other', ['admin']));
+    expect(mine.status).toBe(201);
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.clusterId).not.toBe(mine.body.clusterId);
+  });
+
+  it('runs concurrent requests with one key once: every answer is the first one', async () => {
+    const before = await head();
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => create('k-race', cluster('race'))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
+    expect(new Set(answers.map((a) => a.body.clusterId)).size).toBe(1);
+    const appended = (await store.readAll({ after: before, limit: 100 })).filter((e) =>
+      e.type.startsWith('ClusterRequested'),
+    );
+    expect(appended).toHaveLength(1);
+  });
+
+  it('keeps only successes: a refused command under a key is decided afresh on retry', async () => {
+    const reported = await send('idem-c1', [gpuNode('idem-host-1')]);
+    const nodeId = reported.body.nodes[0].nodeId as string;
+    // An online node cannot be deleted: 409, not kept.
+    const refused = await request(t.url)
+      .delete(`/v1/nodes/${nodeId}`)
+      .set(admin)
+      .set('Idempotency-Key', 'k-delete');
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('node_not_offline');
+    // Once the node is offline (kubelet NotReady), the same key deletes it: 204, replayed as 204.
+    await send('idem-c1', [gpuNode('idem-host-1', 2, 'L40S', { kubeletReady: false })]).expect(200);
+    const deleted = await request(t.url)
+      .delete(`/v1/nodes/${nodeId}`)
+      .set(admin)
+      .set('Idempotency-Key', 'k-delete');
+    expect(deleted.status).toBe(204);
+    const before = await head();
+    const replayed = await request(t.url)
+      .delete(`/v1/nodes/${nodeId}`)
+      .set(admin)
+      .set('Idempotency-Key', 'k-delete');
+    expect(replayed.status).toBe(204);
+    expect(replayed.text).toBe('');
+    expect(await appendedBy(replayed, before)).toEqual([]);
+  });
+
+  it('refuses a malformed key with 400 naming it, after 401 and 403', async () => {
+    const bad = 'has space';
+    const anonymous = await request(t.url)
+      .post('/v1/clusters')
+      .set('Idempotency-Key', bad)
+      .send(cluster('bad'));
+    expect(anonymous.status).toBe(401);
+    const user = await create(bad, cluster('bad'), await t.auth('u', ['user']));
+    expect(user.status).toBe(403);
+    const before = await head();
+    const res = await create(bad, cluster('bad'));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(JSON.stringify(res.body.error.details)).toContain('Idempotency-Key');
+    expect(await appendedBy(res, before)).toEqual([]);
+    const long = await create('x'.repeat(256), cluster('bad'));
+    expect(long.status).toBe(400);
+    expect(await appendedBy(long, before)).toEqual([]);
+  });
+
+  it('does not replay to a token with other roles: it is authorised afresh', async () => {
+    await create('k-roles', cluster('roles')).expect(201);
+    // The same subject, now only an auditor: the guard refuses it, no stored answer leaks.
+    const res = await create('k-roles', cluster('roles'), await t.auth('root', ['auditor']));
+    expect(res.status).toBe(403);
+  });
+
+  it('ignores the key on reads', async () => {
+    const res = await request(t.url)
+      .get('/v1/nodes')
+      .set(admin)
+      .set('Idempotency-Key', 'has space');
+    expect(res.status).toBe(200);
+  });
+});
