@@ -33,6 +33,10 @@ type StoredJob = { readonly jobId: string; readonly runAt: number; readonly payl
 const SLOTS = ['a', 'b'] as const;
 /** encodeURIComponent removes ':' (refused by BullMQ); the slot prefix keeps ids non-integer. */
 const slotId = (slot: string, jobId: string): string => `${slot}~${encodeURIComponent(jobId)}`;
+const logicalId = (id: string): string | null => {
+  const tilde = id.indexOf('~');
+  return tilde === 1 ? decodeURIComponent(id.slice(2)) : null;
+};
 
 const PENDING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', 'waiting-children']);
 
@@ -89,13 +93,11 @@ export class BullmqJobs implements DelayedJobs {
 
   async schedule<P>(queue: string, jobId: string, runAt: number, payload: P): Promise<void> {
     const q = this.queue(queue);
-    let free: string | null = null;
-    for (const slot of SLOTS) {
-      const id = slotId(slot, jobId);
-      // 1 when removed or absent (completed jobs are removed at once), 0 when running.
-      const removed = await q.remove(id);
-      if (removed === 1 && free === null) free = id;
-    }
+    // Both slots in one round trip. 1 when removed or absent (completed jobs are removed at
+    // once), 0 when running.
+    const removed = await Promise.all(SLOTS.map((slot) => q.remove(slotId(slot, jobId))));
+    const freeSlot = SLOTS.find((_, i) => removed[i] === 1);
+    const free = freeSlot === undefined ? null : slotId(freeSlot, jobId);
     if (free === null) {
       throw new Error(`jobs: cannot reschedule ${queue}/${jobId}: both of its slots are running`);
     }
@@ -119,7 +121,7 @@ export class BullmqJobs implements DelayedJobs {
   async cancel(queue: string, jobId: string): Promise<void> {
     const q = this.queue(queue);
     // A running handler is not interrupted; it re-checks state anyway.
-    for (const slot of SLOTS) await q.remove(slotId(slot, jobId));
+    await Promise.all(SLOTS.map((slot) => q.remove(slotId(slot, jobId))));
   }
 
   async scheduledAt(queue: string, jobId: string): Promise<number | null> {
@@ -139,13 +141,30 @@ export class BullmqJobs implements DelayedJobs {
       'prioritized',
       'paused',
       'delayed',
+      'active',
       'failed',
     );
     return {
       waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.paused ?? 0),
       delayed: c.delayed ?? 0,
+      running: c.active ?? 0,
       failed: c.failed ?? 0,
     };
+  }
+
+  async liveJobIds(queue: string): Promise<Set<string>> {
+    // One script reading the state lists; ids are listed, never loaded.
+    const ids = await this.queue(queue).getRanges(
+      ['waiting', 'prioritized', 'paused', 'delayed', 'active', 'waiting-children'],
+      0,
+      -1,
+    );
+    const out = new Set<string>();
+    for (const id of ids) {
+      const jobId = logicalId(id);
+      if (jobId !== null) out.add(jobId);
+    }
+    return out;
   }
 
   async start(): Promise<void> {

@@ -40,6 +40,8 @@ type QueueState = {
   /** Due entries in firing order; an entry no longer in `pending` is skipped. */
   readonly ready: Entry[];
   running: number;
+  /** Ids of running handlers, with how many of each (a job rescheduled while running may run twice). */
+  readonly runningIds: Map<string, number>;
   readonly failed: Set<string>;
 };
 
@@ -97,10 +99,21 @@ export class InProcessJobs implements DelayedJobs {
 
   async counts(queue: string): Promise<QueueCounts> {
     const state = this.queues.get(queue);
-    if (!state) return { waiting: 0, delayed: 0, failed: 0 };
+    if (!state) return { waiting: 0, delayed: 0, running: 0, failed: 0 };
     let delayed = 0;
     for (const entry of state.pending.values()) if (entry.timer) delayed++;
-    return { waiting: state.pending.size - delayed, delayed, failed: state.failed.size };
+    return {
+      waiting: state.pending.size - delayed,
+      delayed,
+      running: state.running,
+      failed: state.failed.size,
+    };
+  }
+
+  async liveJobIds(queue: string): Promise<Set<string>> {
+    const state = this.queues.get(queue);
+    if (!state) return new Set();
+    return new Set([...state.pending.keys(), ...state.runningIds.keys()]);
   }
 
   async start(): Promise<void> {
@@ -126,7 +139,14 @@ export class InProcessJobs implements DelayedJobs {
   private queue(name: string): QueueState {
     let state = this.queues.get(name);
     if (!state) {
-      state = { registered: null, pending: new Map(), ready: [], running: 0, failed: new Set() };
+      state = {
+        registered: null,
+        pending: new Map(),
+        ready: [],
+        running: 0,
+        runningIds: new Map(),
+        failed: new Set(),
+      };
       this.queues.set(name, state);
     }
     return state;
@@ -167,8 +187,12 @@ export class InProcessJobs implements DelayedJobs {
 
   private run(state: QueueState, registered: Registered, entry: Entry): void {
     state.running++;
+    state.runningIds.set(entry.jobId, (state.runningIds.get(entry.jobId) ?? 0) + 1);
     const running = this.invoke(state, registered, entry).finally(() => {
       state.running--;
+      const left = (state.runningIds.get(entry.jobId) ?? 1) - 1;
+      if (left > 0) state.runningIds.set(entry.jobId, left);
+      else state.runningIds.delete(entry.jobId);
       this.runningHandlers.delete(running);
       this.drain(state);
     });

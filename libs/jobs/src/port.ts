@@ -24,6 +24,8 @@ export type QueueOptions = {
 export type QueueCounts = {
   readonly waiting: number;
   readonly delayed: number;
+  /** Handlers running now (their jobs are neither waiting nor delayed, yet not gone). */
+  readonly running: number;
   readonly failed: number;
 };
 
@@ -39,6 +41,11 @@ export interface DelayedJobs {
   /** The scheduled run time of a pending job, or null (used by reconcilers and tests). */
   scheduledAt(queue: string, jobId: string): Promise<number | null>;
   counts(queue: string): Promise<QueueCounts>;
+  /**
+   * The ids of every job of the queue that is delayed, due or running, in one read (for
+   * reconcilers: one call instead of a `scheduledAt` per id).
+   */
+  liveJobIds(queue: string): Promise<Set<string>>;
   start(): Promise<void>;
   /** Stops taking jobs, waits for running handlers, closes connections. */
   close(): Promise<void>;

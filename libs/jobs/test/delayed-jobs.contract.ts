@@ -121,7 +121,7 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
         await jobs.schedule(q, 'node-1', Date.now() + 5_000, null);
         await jobs.schedule(q, 'node-2', Date.now() + 5_000, null);
 
-        expect(await jobs.counts(q)).toEqual({ waiting: 0, delayed: 2, failed: 0 });
+        expect(await jobs.counts(q)).toEqual({ waiting: 0, delayed: 2, running: 0, failed: 0 });
       });
 
       it('fires jobs scheduled before start only once started', async () => {
@@ -135,6 +135,42 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
         await jobs.start();
         await waitFor('the job to fire after start', () => fires.length === 1);
         expect(fires[0].payload).toBe('early');
+      });
+    });
+
+    describe('listing live jobs', () => {
+      it('lists delayed, due and running jobs by id and counts the running ones', async () => {
+        const running = gate();
+        const release = gate();
+        const { fires, handler } = recorder(async (_payload, info) => {
+          if (info.jobId !== 'busy') return;
+          running.open();
+          await release.opened;
+        });
+        jobs.register(q, handler);
+        await jobs.start();
+        await jobs.schedule(q, 'busy', Date.now(), null);
+        await running.opened;
+        await jobs.schedule(q, 'cluster:c1/node 1', Date.now() + 5_000, null);
+        await jobs.schedule(q, 'done', Date.now(), null);
+        await waitFor('the quick job to fire', () => fires.some((f) => f.info.jobId === 'done'));
+        await waitFor(
+          'the quick job to be gone',
+          async () => !(await jobs.liveJobIds(q)).has('done'),
+          1000,
+        );
+
+        expect(await jobs.liveJobIds(q)).toEqual(new Set(['busy', 'cluster:c1/node 1']));
+        expect(await jobs.counts(q)).toEqual({ waiting: 0, delayed: 1, running: 1, failed: 0 });
+        release.open();
+        await waitFor(
+          'the running job to be gone',
+          async () => !(await jobs.liveJobIds(q)).has('busy'),
+          1000,
+        );
+        await jobs.cancel(q, 'cluster:c1/node 1');
+        expect(await jobs.liveJobIds(q)).toEqual(new Set());
+        expect(await jobs.liveJobIds('never-used')).toEqual(new Set());
       });
     });
 
@@ -270,7 +306,7 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
         expect(fires[2].at - fires[1].at).toBeGreaterThanOrEqual(95);
         await sleep(300);
         expect(fires).toHaveLength(3);
-        expect(await jobs.counts(q)).toEqual({ waiting: 0, delayed: 0, failed: 0 });
+        expect(await jobs.counts(q)).toEqual({ waiting: 0, delayed: 0, running: 0, failed: 0 });
       });
 
       it('counts a job that exhausted its attempts as failed', async () => {
