@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterLivenessAggregate } from '../clusters/cluster-liveness.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { Allocation, nodeStreamId } from '../nodes/node.events';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
-import { candidateQuery, rankByBestFit } from './placement';
+import { NodeDoc } from '../nodes/nodes.projection';
+import { CONFIG } from '../platform/runtime/tokens';
+import { NodeFit, freeFor } from './placement';
+import { PlacementIndex } from './placement-index';
 import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { sessionAggregate } from './session.decider';
 import { Placement, SessionState, sessionStreamId } from './session.events';
@@ -36,7 +36,7 @@ export class PlacementService {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
-    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(PlacementIndex) private readonly index: PlacementIndex,
     @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
   ) {}
 
@@ -48,8 +48,8 @@ export class PlacementService {
     const candidates = await this.candidates(state);
     // Concurrent placements would all pick the same best-fit node and queue on its stream;
     // nodes whose free capacity is already claimed by placements in flight here go last.
-    const claimed = (n: NodeDoc) => this.inFlight.get(n.nodeId) ?? 0;
-    const free = (n: NodeDoc) => (state.demand.kind === 'gpu' ? n.freeCards : n.freeCpu);
+    const claimed = (n: NodeFit) => this.inFlight.get(n.nodeId) ?? 0;
+    const free = (n: NodeFit) => freeFor(n, state.demand);
     const ordered = [
       ...candidates.filter((n) => free(n) - claimed(n) >= need),
       ...candidates.filter((n) => free(n) - claimed(n) < need),
@@ -70,18 +70,12 @@ export class PlacementService {
   }
 
   /** Nodes that could take the session, best fit first. */
-  async candidates(session: QueuedSession): Promise<NodeDoc[]> {
+  async candidates(session: QueuedSession): Promise<NodeFit[]> {
     if (!(await this.pools.mayUse(session.owner, session.poolId))) return [];
-    // Best-fit order comes from the query; one page is plenty (the node stream re-checks).
-    const { filter, sort } = candidateQuery(session.demand, session.poolId);
-    const page = await this.readModels.find<NodeDoc & Doc>(NODES, filter, {
-      sort,
-      limit: CANDIDATES,
-    });
-    const found: NodeDoc[] = page.items;
-    const ranked = rankByBestFit(found, session.demand);
+    // A few of the best are plenty (the node stream re-checks).
+    const ranked = await this.index.bestFit(session.demand, session.poolId, CANDIDATES);
     const held = await this.heldByStalledClusters(ranked);
-    const open: NodeDoc[] = [];
+    const open: NodeFit[] = [];
     for (const n of ranked) {
       if (held.has(n.nodeId)) continue;
       if (n.poolId === null || (await this.pools.mayUse(session.owner, n.poolId))) open.push(n);
@@ -90,7 +84,7 @@ export class PlacementService {
   }
 
   /** While the mass-failure guard holds a cluster's silent nodes, they take no new sessions. */
-  private async heldByStalledClusters(nodes: readonly NodeDoc[]): Promise<Set<string>> {
+  private async heldByStalledClusters(nodes: readonly NodeFit[]): Promise<Set<string>> {
     const held = new Set<string>();
     for (const clusterId of new Set(nodes.map((n) => n.clusterId))) {
       const { state } = await this.pipeline.load(

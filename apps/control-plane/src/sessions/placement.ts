@@ -1,74 +1,96 @@
 import { SessionDemand } from '../nodes/node.decider';
 import { NodeDoc } from '../nodes/nodes.projection';
 
-/** Free capacity of a node for a demand, from the Nodes read model (the node stream re-checks). */
-export const freeFor = (node: NodeDoc, demand: SessionDemand): number => {
-  if (demand.kind === 'gpu') {
-    return node.gpus.filter((g) => g.model === demand.gpuModel && g.sessionId === null).length;
+/**
+ * What placement needs to know of a node, taken from its Nodes read-model document: small,
+ * so the placement index can keep one per node of the fleet (the node stream re-checks all).
+ */
+export type NodeFit = Pick<
+  NodeDoc,
+  'nodeId' | 'hostname' | 'clusterId' | 'poolId' | 'role' | 'mode' | 'online' | 'runningSessions'
+> & {
+  readonly cordoned: boolean;
+  readonly draining: boolean;
+  /** Free cards per model (a node with cards of several models has several entries). */
+  readonly freeCards: Readonly<Record<string, number>>;
+  readonly freeCpu: number;
+  readonly freeMemoryGiB: number;
+};
+
+export const fitOf = (doc: NodeDoc): NodeFit => {
+  const freeCards: Record<string, number> = {};
+  for (const g of doc.gpus) {
+    freeCards[g.model] = (freeCards[g.model] ?? 0) + (g.sessionId === null ? 1 : 0);
   }
-  const held = Object.values(node.allocations);
-  const cpu = node.capacity.cpu - held.reduce((s, a) => s + a.cpu, 0);
-  const mem = node.capacity.memoryGiB - held.reduce((s, a) => s + a.memoryGiB, 0);
-  return mem >= demand.memoryGiB ? cpu : -1;
+  const held = Object.values(doc.allocations);
+  return {
+    nodeId: doc.nodeId,
+    hostname: doc.hostname,
+    clusterId: doc.clusterId,
+    poolId: doc.poolId,
+    role: doc.role,
+    mode: doc.mode,
+    online: doc.online,
+    runningSessions: doc.runningSessions,
+    cordoned: doc.cordon.desired,
+    draining: doc.drain?.status === 'running',
+    freeCards,
+    freeCpu: doc.capacity.cpu - held.reduce((s, a) => s + a.cpu, 0),
+    freeMemoryGiB: doc.capacity.memoryGiB - held.reduce((s, a) => s + a.memoryGiB, 0),
+  };
+};
+
+/** Free capacity of a node for a demand, from the Nodes read model (the node stream re-checks). */
+export const freeFor = (node: NodeFit, demand: SessionDemand): number => {
+  if (demand.kind === 'gpu') return node.freeCards[demand.gpuModel] ?? 0;
+  return node.freeMemoryGiB >= demand.memoryGiB ? node.freeCpu : -1;
 };
 
 const needed = (demand: SessionDemand): number =>
   demand.kind === 'gpu' ? demand.gpuCount : demand.cpu;
 
 /** Whether a node can take the demand at all: role, liveness, cordon, drain, dedicated mode. */
-export const accepts = (node: NodeDoc, demand: SessionDemand): boolean =>
+export const accepts = (node: NodeFit, demand: SessionDemand): boolean =>
   node.online &&
-  !node.cordon.desired &&
-  node.drain?.status !== 'running' &&
+  !node.cordoned &&
+  !node.draining &&
   node.role === demand.kind &&
   (node.mode !== 'dedicated' || node.runningSessions === 0) &&
   freeFor(node, demand) >= needed(demand);
 
-/**
- * Best fit: among the nodes that can take the demand, those left with the fewest free cards
- * (or vCPUs) come first, so large requests keep finding whole nodes (less fragmentation);
- * ties go to the hostname, for a stable, explainable order.
- */
-export const rankByBestFit = (nodes: readonly NodeDoc[], demand: SessionDemand): NodeDoc[] =>
-  nodes
-    .filter((n) => accepts(n, demand))
-    .map((n) => ({ n, left: freeFor(n, demand) - needed(demand) }))
-    .sort(
-      (a, b) =>
-        a.left - b.left || (a.n.hostname < b.n.hostname ? -1 : a.n.hostname > b.n.hostname ? 1 : 0),
-    )
-    .map(({ n }) => n);
+/** Best-fit order: fewest free left after the demand first, then the hostname. */
+const before = (a: NodeFit, aLeft: number, b: NodeFit, bLeft: number): boolean =>
+  aLeft < bLeft || (aLeft === bLeft && a.hostname < b.hostname);
 
 /**
- * The Mongo query that narrows the candidates before ranking (written once, runs on both
- * stores): nodes of the model with enough free cards, fewest free first, which is best-fit
- * order already, so a small page holds the best candidates. Nodes with cards of several
- * models are rare and ranked exactly by rankByBestFit.
+ * Best fit: among the nodes that can take the demand (of the pool, when one is asked for),
+ * the `limit` left with the fewest free cards (or vCPUs) come first, so large requests keep
+ * finding whole nodes (less fragmentation); ties go to the hostname, for a stable,
+ * explainable order. One pass, no sort of the whole fleet.
  */
-export const candidateQuery = (
+export const rankByBestFit = (
+  nodes: Iterable<NodeFit>,
   demand: SessionDemand,
-  poolId: string | null,
-): { filter: Record<string, unknown>; sort: Record<string, 1 | -1> } => {
-  const common = {
-    role: demand.kind,
-    online: true,
-    'cordon.desired': false,
-    ...(poolId ? { poolId } : {}),
-  };
-  if (demand.kind === 'gpu') {
-    return {
-      filter: {
-        ...common,
-        $or: [
-          { gpuModel: demand.gpuModel, freeCards: { $gte: demand.gpuCount } },
-          { gpuModel: 'mixed', gpus: { $elemMatch: { model: demand.gpuModel, sessionId: null } } },
-        ],
-      },
-      sort: { freeCards: 1, hostname: 1 },
-    };
+  poolId: string | null = null,
+  limit = Infinity,
+): NodeFit[] => {
+  const need = needed(demand);
+  const best: NodeFit[] = [];
+  const left: number[] = [];
+  for (const n of nodes) {
+    if ((poolId !== null && n.poolId !== poolId) || !accepts(n, demand)) continue;
+    const l = freeFor(n, demand) - need;
+    if (best.length >= limit && !before(n, l, best[best.length - 1], left[left.length - 1])) {
+      continue;
+    }
+    let i = best.length;
+    while (i > 0 && before(n, l, best[i - 1], left[i - 1])) i--;
+    best.splice(i, 0, n);
+    left.splice(i, 0, l);
+    if (best.length > limit) {
+      best.pop();
+      left.pop();
+    }
   }
-  return {
-    filter: { ...common, freeCpu: { $gte: demand.cpu }, freeMemoryGiB: { $gte: demand.memoryGiB } },
-    sort: { freeCpu: 1, hostname: 1 },
-  };
+  return best;
 };

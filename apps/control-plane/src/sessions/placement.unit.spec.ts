@@ -1,5 +1,6 @@
+import { SessionDemand } from '../nodes/node.decider';
 import { NodeDoc } from '../nodes/nodes.projection';
-import { accepts, rankByBestFit } from './placement';
+import { accepts, fitOf, rankByBestFit } from './placement';
 
 const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): NodeDoc => ({
   _id: hostname,
@@ -36,23 +37,22 @@ const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): Node
   ...over,
 });
 
+const rank = (nodes: NodeDoc[], d: SessionDemand, poolId: string | null = null, limit?: number) =>
+  rankByBestFit(nodes.map(fitOf), d, poolId, limit).map((n) => n.hostname);
+
 const demand = { kind: 'gpu' as const, gpuModel: 'L40S' as const, gpuCount: 2 };
 
 describe('best-fit placement', () => {
   it('prefers the node left with the fewest free cards', () => {
-    const ranked = rankByBestFit([node('a', 8), node('b', 2), node('c', 3)], demand);
-    expect(ranked.map((n) => n.hostname)).toEqual(['b', 'c', 'a']);
+    expect(rank([node('a', 8), node('b', 2), node('c', 3)], demand)).toEqual(['b', 'c', 'a']);
   });
 
   it('breaks ties by hostname', () => {
-    expect(rankByBestFit([node('z', 4), node('m', 4)], demand).map((n) => n.hostname)).toEqual([
-      'm',
-      'z',
-    ]);
+    expect(rank([node('z', 4), node('m', 4)], demand)).toEqual(['m', 'z']);
   });
 
   it('skips nodes that cannot take the demand', () => {
-    const ranked = rankByBestFit(
+    const ranked = rank(
       [
         node('full', 1),
         node('offline', 8, { online: false }),
@@ -64,11 +64,13 @@ describe('best-fit placement', () => {
       ],
       demand,
     );
-    expect(ranked.map((n) => n.hostname)).toEqual(['ok']);
+    expect(ranked).toEqual(['ok']);
   });
 
   it('lets an idle dedicated node take one session', () => {
-    expect(accepts(node('d', 8, { mode: 'dedicated', runningSessions: 0 }), demand)).toBe(true);
+    expect(accepts(fitOf(node('d', 8, { mode: 'dedicated', runningSessions: 0 })), demand)).toBe(
+      true,
+    );
   });
 
   it('places CPU sessions by free vCPU and memory', () => {
@@ -82,11 +84,34 @@ describe('best-fit placement', () => {
           : {},
         runningSessions: usedCpu ? 1 : 0,
       });
-    const ranked = rankByBestFit([cpu('idle', 0, 0), cpu('half', 16, 64), cpu('nomem', 8, 127)], {
+    const ranked = rank([cpu('idle', 0, 0), cpu('half', 16, 64), cpu('nomem', 8, 127)], {
       kind: 'cpu',
       cpu: 8,
       memoryGiB: 32,
     });
-    expect(ranked.map((n) => n.hostname)).toEqual(['half', 'idle']);
+    expect(ranked).toEqual(['half', 'idle']);
+  });
+
+  it('keeps only the best `limit` nodes, in order, and only the asked pool', () => {
+    const nodes = [8, 3, 5, 2, 7, 2, 4].map((free, i) => node(`n${i}`, free));
+    expect(rank(nodes, demand, null, 3)).toEqual(['n3', 'n5', 'n1']);
+    const pooled = nodes.map((n, i) => (i % 2 ? { ...n, poolId: 'p' } : n));
+    expect(rank(pooled, demand, 'p', 2)).toEqual(['n3', 'n5']);
+    expect(rank(pooled, demand, null)).toEqual(['n3', 'n5', 'n1', 'n6', 'n2', 'n4', 'n0']);
+  });
+
+  it('counts free cards per model on a node with cards of several models', () => {
+    const mixed = node('mixed', 8, {
+      gpuModel: 'mixed',
+      gpus: [
+        { uuid: 'a', model: 'L40S', memoryGiB: 48, sessionId: null, owner: null },
+        { uuid: 'b', model: 'L40S', memoryGiB: 48, sessionId: 's', owner: 'o' },
+        { uuid: 'c', model: 'HPC_GPU', memoryGiB: 80, sessionId: null, owner: null },
+        { uuid: 'd', model: 'HPC_GPU', memoryGiB: 80, sessionId: null, owner: null },
+      ],
+    });
+    expect(fitOf(mixed).freeCards).toEqual({ L40S: 1, HPC_GPU: 2 });
+    expect(rank([mixed], demand)).toEqual([]);
+    expect(rank([mixed], { ...demand, gpuModel: 'HPC_GPU' })).toEqual(['mixed']);
   });
 });

@@ -2,6 +2,7 @@ import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { PlacementIndex } from './placement-index';
 import { PlacementService } from './placement.service';
 import { PoolAccessRule } from '../pools/pool-access.rule';
 import { POOL_ACCESS } from './pool-access';
@@ -16,6 +17,7 @@ import { SessionsService } from './sessions.service';
   controllers: [SessionsController],
   providers: [
     { provide: POOL_ACCESS, useClass: PoolAccessRule },
+    PlacementIndex,
     PlacementService,
     SessionsService,
     SessionProcessReactor,

@@ -1,0 +1,124 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { EventStore } from '../../../../libs/eventstore/src/port';
+import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { SessionDemand } from '../nodes/node.decider';
+import { nodeCodec } from '../nodes/node.events';
+import { NODES, NodeDoc, nodesProjection } from '../nodes/nodes.projection';
+import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
+import { NodeFit, fitOf, rankByBestFit } from './placement';
+
+const PAGE = 1000;
+const NODE_STREAM = 'node-';
+
+/**
+ * What placement knows of every node, as the Nodes read model shows it: one small `NodeFit`
+ * per node, grouped by role and card model, so best fit is one pass over plain objects
+ * instead of a filtered, sorted, copied query of the whole fleet per placement.
+ *
+ * Exactly as fresh as the read model: before answering, it reads the Nodes projection's
+ * checkpoint and refetches from the read model the nodes whose streams have events up to it
+ * (taken from the log). So it shows what a query of the read model would show at that moment;
+ * the node stream's allocation remains the check, as with the query.
+ */
+@Injectable()
+export class PlacementIndex {
+  private readonly byNode = new Map<string, NodeFit>();
+  /** `gpu:<model>` or `cpu` → node id → fit. */
+  private readonly byKind = new Map<string, Map<string, NodeFit>>();
+  /** The Nodes projection checkpoint the index reflects; -1 before the first build. */
+  private synced = -1;
+  private syncing: Promise<void> | null = null;
+  private readonly nodeTypes = nodeCodec.storedTypes();
+
+  constructor(
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+  ) {}
+
+  /** The best `limit` nodes for the demand (of `poolId` when given), best fit first. */
+  async bestFit(demand: SessionDemand, poolId: string | null, limit: number): Promise<NodeFit[]> {
+    await this.current();
+    const key = demand.kind === 'gpu' ? `gpu:${demand.gpuModel}` : 'cpu';
+    const nodes = this.byKind.get(key);
+    return nodes ? rankByBestFit(nodes.values(), demand, poolId, limit) : [];
+  }
+
+  /** Catches up with the Nodes projection as it is now (concurrent callers share the work). */
+  private async current(): Promise<void> {
+    const target = await this.readModels.checkpoint(nodesProjection.name);
+    if (target < this.synced) this.synced = -1; // the read models were rebuilt: start over
+    while (this.synced < target || this.synced < 0) {
+      this.syncing ??= this.catchUp().finally(() => (this.syncing = null));
+      await this.syncing;
+    }
+  }
+
+  private async catchUp(): Promise<void> {
+    const to = await this.readModels.checkpoint(nodesProjection.name);
+    if (this.synced < 0 || to < this.synced) return this.build(to);
+    const touched = new Set<string>();
+    for (let after = this.synced; after < to;) {
+      const page = await this.events.readAll({ after, limit: PAGE, types: this.nodeTypes });
+      for (const e of page) {
+        if (e.position > to) break;
+        if (e.streamId.startsWith(NODE_STREAM)) touched.add(e.streamId.slice(NODE_STREAM.length));
+      }
+      if (page.length < PAGE) break;
+      after = page[page.length - 1].position;
+    }
+    const ids = [...touched];
+    for (let i = 0; i < ids.length; i += PAGE) {
+      const chunk = ids.slice(i, i + PAGE);
+      const found = await this.readModels.find<NodeDoc & Doc>(
+        NODES,
+        { _id: { $in: chunk } },
+        { limit: chunk.length },
+      );
+      const present = new Set<string>();
+      for (const doc of found.items) {
+        present.add(doc.nodeId);
+        this.put(fitOf(doc));
+      }
+      for (const id of chunk) if (!present.has(id)) this.remove(id);
+    }
+    this.synced = to;
+  }
+
+  /** The whole fleet from the read model (first use, or after a rebuild of the read models). */
+  private async build(to: number): Promise<void> {
+    this.byNode.clear();
+    this.byKind.clear();
+    let cursor: string | null = null;
+    do {
+      const page: Page<NodeDoc & Doc> = await this.readModels.find<NodeDoc & Doc>(
+        NODES,
+        {},
+        { limit: PAGE, cursor, sort: {} },
+      );
+      for (const doc of page.items) this.put(fitOf(doc));
+      cursor = page.nextCursor;
+    } while (cursor);
+    this.synced = to;
+  }
+
+  private put(fit: NodeFit): void {
+    this.remove(fit.nodeId);
+    this.byNode.set(fit.nodeId, fit);
+    for (const key of this.keysOf(fit)) {
+      let nodes = this.byKind.get(key);
+      if (!nodes) this.byKind.set(key, (nodes = new Map()));
+      nodes.set(fit.nodeId, fit);
+    }
+  }
+
+  private remove(nodeId: string): void {
+    const old = this.byNode.get(nodeId);
+    if (!old) return;
+    this.byNode.delete(nodeId);
+    for (const key of this.keysOf(old)) this.byKind.get(key)?.delete(nodeId);
+  }
+
+  private keysOf(fit: NodeFit): string[] {
+    return fit.role === 'gpu' ? Object.keys(fit.freeCards).map((m) => `gpu:${m}`) : ['cpu'];
+  }
+}
