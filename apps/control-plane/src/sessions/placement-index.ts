@@ -5,10 +5,12 @@ import { SessionDemand } from '../nodes/node.decider';
 import { nodeCodec } from '../nodes/node.events';
 import { NODES, NodeDoc, nodesProjection } from '../nodes/nodes.projection';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
-import { NodeFit, fitOf, rankByBestFit } from './placement';
+import { FitList, NodeFit, fitOf } from './placement';
 
 const PAGE = 1000;
 const NODE_STREAM = 'node-';
+/** Up to this many changed nodes are fetched one by one, more with one `$in` query per page. */
+const FEW = 16;
 
 /**
  * What placement knows of every node, as the Nodes read model shows it: one small `NodeFit`
@@ -23,8 +25,8 @@ const NODE_STREAM = 'node-';
 @Injectable()
 export class PlacementIndex {
   private readonly byNode = new Map<string, NodeFit>();
-  /** `gpu:<model>` or `cpu` → node id → fit. */
-  private readonly byKind = new Map<string, Map<string, NodeFit>>();
+  /** `gpu:<model>` or `cpu` → its nodes in best-fit order. */
+  private readonly byKind = new Map<string, FitList>();
   /** The Nodes projection checkpoint the index reflects; -1 before the first build. */
   private synced = -1;
   private syncing: Promise<void> | null = null;
@@ -39,8 +41,7 @@ export class PlacementIndex {
   async bestFit(demand: SessionDemand, poolId: string | null, limit: number): Promise<NodeFit[]> {
     await this.current();
     const key = demand.kind === 'gpu' ? `gpu:${demand.gpuModel}` : 'cpu';
-    const nodes = this.byKind.get(key);
-    return nodes ? rankByBestFit(nodes.values(), demand, poolId, limit) : [];
+    return this.byKind.get(key)?.best(demand, poolId, limit) ?? [];
   }
 
   /** Catches up with the Nodes projection as it is now (concurrent callers share the work). */
@@ -67,6 +68,19 @@ export class PlacementIndex {
       after = page[page.length - 1].position;
     }
     const ids = [...touched];
+    if (ids.length <= FEW) {
+      // A few documents by id: plain lookups, no query to compile and run.
+      const docs = await Promise.all(
+        ids.map((id) => this.readModels.get<NodeDoc & Doc>(NODES, id)),
+      );
+      ids.forEach((id, i) => {
+        const doc = docs[i];
+        if (doc) this.put(fitOf(doc));
+        else this.remove(id);
+      });
+      this.synced = to;
+      return;
+    }
     for (let i = 0; i < ids.length; i += PAGE) {
       const chunk = ids.slice(i, i + PAGE);
       const found = await this.readModels.find<NodeDoc & Doc>(
@@ -106,8 +120,12 @@ export class PlacementIndex {
     this.byNode.set(fit.nodeId, fit);
     for (const key of this.keysOf(fit)) {
       let nodes = this.byKind.get(key);
-      if (!nodes) this.byKind.set(key, (nodes = new Map()));
-      nodes.set(fit.nodeId, fit);
+      if (!nodes) {
+        const model = key.slice('gpu:'.length);
+        nodes = new FitList(fit.role === 'gpu' ? (n) => n.freeCards[model] ?? 0 : (n) => n.freeCpu);
+        this.byKind.set(key, nodes);
+      }
+      nodes.put(fit);
     }
   }
 
@@ -115,7 +133,7 @@ export class PlacementIndex {
     const old = this.byNode.get(nodeId);
     if (!old) return;
     this.byNode.delete(nodeId);
-    for (const key of this.keysOf(old)) this.byKind.get(key)?.delete(nodeId);
+    for (const key of this.keysOf(old)) this.byKind.get(key)?.remove(nodeId);
   }
 
   private keysOf(fit: NodeFit): string[] {

@@ -94,3 +94,74 @@ export const rankByBestFit = (
   }
   return best;
 };
+
+type Ranked = { readonly fit: NodeFit; readonly free: number };
+
+const rankedBefore = (a: Ranked, b: Ranked): boolean =>
+  a.free < b.free ||
+  (a.free === b.free &&
+    (a.fit.hostname < b.fit.hostname ||
+      (a.fit.hostname === b.fit.hostname && a.fit.nodeId < b.fit.nodeId)));
+
+/**
+ * The nodes of one kind of demand (`gpu:<model>` or `cpu`) kept in best-fit order (free cards
+ * of the model, or free vCPUs, then hostname), so the best few are read from the front
+ * instead of ranking the whole fleet per placement. An update is two binary searches.
+ */
+export class FitList {
+  private readonly items: Ranked[] = [];
+  private readonly byNode = new Map<string, Ranked>();
+
+  constructor(private readonly freeOf: (fit: NodeFit) => number) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  put(fit: NodeFit): void {
+    this.remove(fit.nodeId);
+    const entry = { fit, free: this.freeOf(fit) };
+    this.items.splice(this.lowerBound(entry), 0, entry);
+    this.byNode.set(fit.nodeId, entry);
+  }
+
+  remove(nodeId: string): void {
+    const entry = this.byNode.get(nodeId);
+    if (!entry) return;
+    this.byNode.delete(nodeId);
+    this.items.splice(this.lowerBound(entry), 1);
+  }
+
+  /** What rankByBestFit(all, demand, poolId, limit) returns, reading only from the front. */
+  best(demand: SessionDemand, poolId: string | null, limit: number): NodeFit[] {
+    const out: NodeFit[] = [];
+    let i = this.firstWithFree(needed(demand));
+    for (; i < this.items.length && out.length < limit; i++) {
+      const n = this.items[i].fit;
+      if ((poolId === null || n.poolId === poolId) && accepts(n, demand)) out.push(n);
+    }
+    return out;
+  }
+
+  private lowerBound(entry: Ranked): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rankedBefore(this.items[mid], entry)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private firstWithFree(need: number): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.items[mid].free < need) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}

@@ -1,6 +1,7 @@
 import { SessionDemand } from '../nodes/node.decider';
 import { NodeDoc } from '../nodes/nodes.projection';
-import { accepts, fitOf, rankByBestFit } from './placement';
+import fc from 'fast-check';
+import { FitList, NodeFit, accepts, fitOf, rankByBestFit } from './placement';
 
 const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): NodeDoc => ({
   _id: hostname,
@@ -113,5 +114,83 @@ describe('best-fit placement', () => {
     expect(fitOf(mixed).freeCards).toEqual({ L40S: 1, HPC_GPU: 2 });
     expect(rank([mixed], demand)).toEqual([]);
     expect(rank([mixed], { ...demand, gpuModel: 'HPC_GPU' })).toEqual(['mixed']);
+  });
+});
+
+describe('FitList (the placement index order)', () => {
+  const fitArb = (i: number) =>
+    fc
+      .record({
+        free: fc.integer({ min: 0, max: 8 }),
+        host: fc.constantFrom('a', 'b', 'c', 'd'),
+        online: fc.boolean(),
+        cordoned: fc.boolean(),
+        pool: fc.constantFrom(null, 'p'),
+        cpu: fc.integer({ min: 0, max: 64 }),
+        mem: fc.integer({ min: 0, max: 256 }),
+        role: fc.constantFrom('gpu' as const, 'cpu' as const),
+      })
+      .map((r): NodeFit => ({
+        nodeId: `n${i}`,
+        hostname: r.host,
+        clusterId: 'c',
+        poolId: r.pool,
+        role: r.role,
+        mode: 'shared',
+        online: r.online,
+        runningSessions: 0,
+        cordoned: r.cordoned,
+        draining: false,
+        freeCards: { L40S: r.free },
+        freeCpu: r.cpu,
+        freeMemoryGiB: r.mem,
+      }));
+  const ops = fc.array(
+    fc.oneof(
+      fc.integer({ min: 0, max: 11 }).chain((i) => fitArb(i).map((fit) => ({ put: fit }))),
+      fc.integer({ min: 0, max: 11 }).map((i) => ({ remove: `n${i}` })),
+    ),
+    { maxLength: 60 },
+  );
+
+  it('returns what ranking the whole set would, after any puts and removes', () => {
+    fc.assert(
+      fc.property(
+        ops,
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.constantFrom(null, 'p'),
+        fc.integer({ min: 1, max: 5 }),
+        (steps, gpuCount, cpu, poolId, limit) => {
+          const gpus = new FitList((n) => n.freeCards.L40S ?? 0);
+          const cpus = new FitList((n) => n.freeCpu);
+          const all = new Map<string, NodeFit>();
+          for (const step of steps) {
+            if ('put' in step) {
+              all.set(step.put.nodeId, step.put);
+              gpus.put(step.put);
+              cpus.put(step.put);
+            } else {
+              all.delete(step.remove);
+              gpus.remove(step.remove);
+              cpus.remove(step.remove);
+            }
+          }
+          const gpu = { kind: 'gpu' as const, gpuModel: 'L40S' as const, gpuCount };
+          const cpuDemand = { kind: 'cpu' as const, cpu, memoryGiB: 32 };
+          // Same best-fit order; ties on hostname are ordered by node id in the list.
+          const ids = (xs: NodeFit[]) => xs.map((n) => `${n.hostname}/${n.nodeId}`);
+          const sorted = [...all.values()].sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1));
+          expect(ids(gpus.best(gpu, poolId, limit))).toEqual(
+            ids(rankByBestFit(sorted, gpu, poolId, limit)),
+          );
+          expect(ids(cpus.best(cpuDemand, poolId, limit))).toEqual(
+            ids(rankByBestFit(sorted, cpuDemand, poolId, limit)),
+          );
+          expect(gpus.size).toBe(all.size);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
