@@ -40,8 +40,32 @@ export class PlacementService {
     @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
   ) {}
 
-  /** Tries to place a queued session now; returns its state afterwards (running, or still queued). */
-  async tryPlace(sessionId: string, ctx: CommandContext): Promise<SessionState> {
+  /** Placements in flight in this process, by session: one at a time per session. */
+  private readonly placing = new Map<string, Promise<SessionState>>();
+
+  /**
+   * Tries to place a queued session now; returns its state afterwards (running, or still
+   * queued). A second try for a session whose placement is in flight here (the queue pass
+   * seeing a session its create request is placing) waits for it and then finds it placed,
+   * instead of allocating cards on a second node only to release them again.
+   */
+  tryPlace(sessionId: string, ctx: CommandContext): Promise<SessionState> {
+    const prior = this.placing.get(sessionId);
+    const run = prior
+      ? prior.then(
+          () => this.placeOnce(sessionId, ctx),
+          () => this.placeOnce(sessionId, ctx),
+        )
+      : this.placeOnce(sessionId, ctx);
+    this.placing.set(sessionId, run);
+    const done = () => {
+      if (this.placing.get(sessionId) === run) this.placing.delete(sessionId);
+    };
+    run.then(done, done);
+    return run;
+  }
+
+  private async placeOnce(sessionId: string, ctx: CommandContext): Promise<SessionState> {
     const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
     if (state.status !== 'queued') return state;
     const need = state.demand.kind === 'gpu' ? state.demand.gpuCount : state.demand.cpu;
