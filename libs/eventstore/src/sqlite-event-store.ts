@@ -53,6 +53,9 @@ BEGIN SELECT RAISE(ABORT, 'events are append-only: DELETE is forbidden'); END;
 `;
 
 /** Connection settings shared with the benchmark's raw ceiling, so both sides run alike. */
+/** Stream heads remembered in memory (~100 bytes each). */
+const HEADS_CAPACITY = 250_000;
+
 export const SQLITE_TUNING: readonly string[] = [
   // Several processes may share the file: wait for the writer lock instead of failing.
   'busy_timeout = 5000',
@@ -119,6 +122,13 @@ export class SqliteEventStore implements EventStore {
   private notifyScheduled = false;
   private lastSeenHead = 0;
   private counters = { flushes: 0, appends: 0, events: 0 };
+  /**
+   * Stream heads this connection knows exactly (-1: no such stream): every head it read, and
+   * every head its own commits moved. Another connection's commit changes `data_version`
+   * (own commits do not), and the whole map is dropped, so an answer is never stale.
+   */
+  private readonly heads = new Map<string, number>();
+  private headsVersion = -1;
 
   private readonly stmt: {
     begin: Database.Statement;
@@ -132,6 +142,7 @@ export class SqliteEventStore implements EventStore {
     heads: Database.Statement<[string], number | null>;
     streamOfId: Database.Statement<[string], string>;
     maxPosition: Database.Statement<[], number | null>;
+    dataVersion: Database.Statement<[], number>;
     readAll: Database.Statement<[number, number], Row>;
     readAllTypes: Database.Statement<[number, string, number], Row>;
     readStream: Database.Statement<[string, number, number], Row>;
@@ -171,6 +182,7 @@ export class SqliteEventStore implements EventStore {
         .prepare<[string], string>('SELECT stream_id FROM events WHERE event_id = ?')
         .pluck(),
       maxPosition: db.prepare<[], number | null>('SELECT max(position) FROM events').pluck(),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       readAll: db
         .prepare<[number, number], Row>(
           `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
@@ -248,6 +260,12 @@ export class SqliteEventStore implements EventStore {
         }
       }
       this.stmt.commit.run();
+      // Committed by this connection: data_version does not move, so record the new heads.
+      // (Before the commit they could still roll back; a failed append changed no head.)
+      for (let i = 0; i < batch.length; i++) {
+        const o = outcomes[i];
+        if (o.ok && o.result.appended) this.rememberHead(batch[i].streamId, o.result.revision);
+      }
     } catch (error) {
       // Anything but a per-append refusal (I/O, busy, bug) fails the whole batch: nothing committed.
       if (this.db.inTransaction) this.stmt.rollback.run();
@@ -324,13 +342,48 @@ export class SqliteEventStore implements EventStore {
   }
 
   async streamRevision(streamId: string): Promise<number | null> {
-    return this.stmt.head.get(streamId)?.[0] ?? null;
+    const known = this.knownHeads().get(streamId);
+    if (known !== undefined) return known < 0 ? null : known;
+    const revision = this.stmt.head.get(streamId)?.[0] ?? null;
+    this.rememberHead(streamId, revision ?? -1);
+    return revision;
   }
 
-  /** One statement for many streams (a report of 100 nodes checks 100 cached states). */
+  /** Known heads from memory; the rest in one statement (a report of 100 nodes checks 100). */
   async streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
     if (streamIds.length === 0) return [];
-    return this.stmt.heads.all(JSON.stringify(streamIds));
+    const known = this.knownHeads();
+    const out: Array<number | null> = new Array(streamIds.length);
+    let missing: number[] | undefined;
+    for (let i = 0; i < streamIds.length; i++) {
+      const head = known.get(streamIds[i]);
+      if (head === undefined) (missing ??= []).push(i);
+      else out[i] = head < 0 ? null : head;
+    }
+    if (missing) {
+      const read = this.stmt.heads.all(JSON.stringify(missing.map((i) => streamIds[i])));
+      for (let j = 0; j < missing.length; j++) {
+        out[missing[j]] = read[j];
+        this.rememberHead(streamIds[missing[j]], read[j] ?? -1);
+      }
+    }
+    return out;
+  }
+
+  /** The heads map, emptied first if another connection committed since the last look. */
+  private knownHeads(): Map<string, number> {
+    const version = this.stmt.dataVersion.get() as number;
+    if (version !== this.headsVersion) {
+      this.heads.clear();
+      this.headsVersion = version;
+    }
+    return this.heads;
+  }
+
+  private rememberHead(streamId: string, revision: number): void {
+    // Bounded: past the limit start over (a miss is one indexed read, never a wrong answer).
+    if (this.heads.size >= HEADS_CAPACITY && !this.heads.has(streamId)) this.heads.clear();
+    this.heads.set(streamId, revision);
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
