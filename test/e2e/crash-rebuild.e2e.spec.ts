@@ -327,12 +327,20 @@ describe('killing the app between an append and its projection', () => {
       }
       // Idempotent registration needs the node id before the kill: a first report returns it.
       const fresh = ops.filter((o) => o.before === null);
-      const killAfterMs = 40 + Math.floor(random() * 120);
+      // The kill lands once a random 20-70 % of the burst has been answered (not after a fixed
+      // time: on a loaded machine a fixed time could fall before the first answer or after the
+      // last), so every round has acknowledged commands and, most often, cut-off ones.
+      let answered = 0;
       const inFlight = ops.map(async (op, i) => {
         await sleep(Math.floor((i / ops.length) * 150)); // a burst spread over ~150 ms
-        return op.send();
+        const reply = await op.send();
+        answered += 1;
+        return reply;
       });
-      await sleep(killAfterMs);
+      const killAt = Math.max(1, Math.floor(ops.length * (0.2 + random() * 0.5)));
+      const started = Date.now();
+      while (answered < killAt && Date.now() - started < 10_000) await sleep(2);
+      const killAfterMs = Date.now() - started;
       await app.kill('SIGKILL');
       const replies = await Promise.all(inFlight);
       await app.restart();
