@@ -14,6 +14,25 @@ const LABEL_KEY =
   /^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$/;
 
+/**
+ * Label keys and values seen valid before: a fleet repeats a handful of them on every node
+ * of every report, and a Set lookup is much cheaper than the regexes. Bounded (start over).
+ */
+const KNOWN_CAPACITY = 10_000;
+const knownKeys = new Set<string>();
+const knownValues = new Set<string>();
+const valid = (known: Set<string>, pattern: RegExp, text: string): boolean => {
+  if (known.has(text)) return true;
+  if (!pattern.test(text)) return false;
+  if (known.size >= KNOWN_CAPACITY) known.clear();
+  known.add(text);
+  return true;
+};
+const isLabel = (key: string, value: unknown): boolean =>
+  valid(knownKeys, LABEL_KEY, key) &&
+  typeof value === 'string' &&
+  valid(knownValues, LABEL_VALUE, value);
+
 /** Checks what class-validator cannot express, naming each bad field. */
 const semanticProblems = (
   nodes: readonly NodeReportDto[],
@@ -26,10 +45,10 @@ const semanticProblems = (
       out.push({ field: `${at}.hostname`, problems: ['appears twice in this report'] });
     hostnames.add(n.hostname);
     const labels = n.labels ?? {};
-    const entries = Object.entries(labels);
-    if (entries.length > 64) out.push({ field: `${at}.labels`, problems: ['at most 64 labels'] });
-    for (const [k, v] of entries) {
-      if (!LABEL_KEY.test(k) || typeof v !== 'string' || !LABEL_VALUE.test(v)) {
+    const keys = Object.keys(labels);
+    if (keys.length > 64) out.push({ field: `${at}.labels`, problems: ['at most 64 labels'] });
+    for (const k of keys) {
+      if (!isLabel(k, labels[k])) {
         out.push({
           field: `${at}.labels.${k}`,
           problems: ['must be a Kubernetes label key with a string value'],
@@ -43,8 +62,7 @@ const semanticProblems = (
     const gpus = n.gpus ?? [];
     if (gpus.length > 0 && n.role !== 'gpu')
       out.push({ field: `${at}.gpus`, problems: ['only gpu nodes carry GPU cards'] });
-    const uuids = new Set(gpus.map((g) => g.uuid));
-    if (uuids.size !== gpus.length)
+    if (gpus.length > 1 && new Set(gpus.map((g) => g.uuid)).size !== gpus.length)
       out.push({ field: `${at}.gpus`, problems: ['a GPU uuid appears twice'] });
   });
   return out;
