@@ -20,6 +20,19 @@ export const OFFLINE_TIMEOUT_QUEUE = 'node-offline-timeout';
 
 type TimeoutJob = { nodeId: string };
 
+/** Arms and cancels started by the reactor and not finished yet, at most (across nodes). */
+const MAX_QUEUE_OPS = 256;
+/**
+ * Offline timeouts handled at once; those that fire together form a batch sharing one
+ * heartbeat read and one commit. Not more: a BullMQ worker fetches jobs one round trip after
+ * another until this many are held, and only then starts handling them.
+ */
+const FIRE_CONCURRENCY = 100;
+/** Missing timeouts the reconciler re-creates at once. */
+const RECONCILE_SLICE = 500;
+
+type Firing = { readonly nodeId: string; resolve(): void; reject(error: unknown): void };
+
 const systemContext = (commandId: string, causationId: string, now: Date): CommandContext => ({
   commandId,
   correlationId: causationId,
@@ -32,7 +45,8 @@ const systemContext = (commandId: string, causationId: string, now: Date): Comma
  * The offline-timeout saga. One delayed job per online node at lastSeenAt + nodeStaleSec;
  * reports never touch the queue. When the job fires it re-reads lastSeenAt: reported since →
  * re-arm; silent → TimeOutNodeHeartbeat, unless the mass-failure guard holds for its cluster.
- * Jobs are hints: a reconciler re-creates missing ones from the read model.
+ * Jobs firing together are decided in one batch (see `fire`). Jobs are hints: a reconciler
+ * re-creates missing ones from the read model.
  */
 @Injectable()
 export class LivenessService implements OnModuleInit, OnModuleDestroy {
@@ -43,6 +57,10 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   private readonly clusterVerdicts = new Map<string, { at: number; stalled: boolean }>();
   private reconcileTimer: NodeJS.Timeout | null = null;
   private reconciling = false;
+  /** The reactor's queue operations in flight, the last one per node: one node's stay in order. */
+  private readonly queueOps = new Map<string, Promise<void>>();
+  /** Timeouts that fired since the last batch started. */
+  private firing: Firing[] = [];
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -60,22 +78,30 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     this.jobs.register<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, (job) => this.fire(job.nodeId), {
       attempts: 20,
       backoffMs: 200,
-      concurrency: 50,
+      concurrency: FIRE_CONCURRENCY,
     });
     this.registry.addReactor({ name: 'node-liveness', react: (e) => this.react(e) });
     this.runtime.afterStart(async () => {
       await this.reconcile();
-      const period = Math.min(60_000, Math.max(1000, this.staleMs / 2));
+      const period = this.reconcilePeriod();
       this.reconcileTimer = setInterval(() => void this.reconcile(), period);
       this.reconcileTimer.unref();
     });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    // Before the job queue closes: an arm cut short is left to the reconciler of the next start.
+    await Promise.allSettled([...this.queueOps.values()]);
   }
 
-  /** Arms the timer when a node starts being online; disarms it when it stops. */
+  /**
+   * Arms the timer when a node starts being online; disarms it when it stops. The queue
+   * operation is started, not awaited: one round trip after another, a burst of registrations
+   * would be armed seconds after its nodes' deadlines. One node's operations run in order,
+   * and at most MAX_QUEUE_OPS are in flight. One that fails is logged and left to the
+   * reconciler, which re-creates any missing timeout from state (jobs are hints).
+   */
   private async react(stored: StoredEvent): Promise<void> {
     if (!stored.streamId.startsWith('node-')) return;
     const event = nodeCodec.decode(stored.type, stored.data);
@@ -83,17 +109,37 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     const nodeId = stored.streamId.slice('node-'.length);
     switch (event.type) {
       case 'NodeRegistered':
-        if (event.data.kubeletReady) await this.arm(nodeId, Date.parse(event.data.registeredAt));
-        return;
+        if (!event.data.kubeletReady) return;
+        return this.queueOp(nodeId, () => this.arm(nodeId, Date.parse(event.data.registeredAt)));
       case 'NodeCameOnline':
-        return this.arm(nodeId, Date.parse(event.data.at));
+        return this.queueOp(nodeId, () => this.arm(nodeId, Date.parse(event.data.at)));
       case 'NodeWentOffline':
+        this.missingSince.delete(nodeId);
+        // Timed out: the job that did it is running and ends by itself (it cannot be removed
+        // while running). Any other leftover finds the node offline and does nothing.
+        if (event.data.reason === 'heartbeat_timeout') return;
+        return this.queueOp(nodeId, () => this.jobs.cancel(OFFLINE_TIMEOUT_QUEUE, nodeId));
       case 'NodeDeleted':
         this.missingSince.delete(nodeId);
-        return this.jobs.cancel(OFFLINE_TIMEOUT_QUEUE, nodeId);
+        return this.queueOp(nodeId, () => this.jobs.cancel(OFFLINE_TIMEOUT_QUEUE, nodeId));
       default:
         return;
     }
+  }
+
+  /** Starts `op` after the node's previous one; waits only while too many are in flight. */
+  private async queueOp(nodeId: string, op: () => Promise<void>): Promise<void> {
+    while (this.queueOps.size >= MAX_QUEUE_OPS) await Promise.race(this.queueOps.values());
+    const previous = this.queueOps.get(nodeId) ?? Promise.resolve();
+    const run = previous.then(op).catch((error: unknown) => {
+      this.logger.warn(
+        `offline timeout of ${nodeId} not updated (the reconciler will): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
+    this.queueOps.set(nodeId, run);
+    void run.then(() => {
+      if (this.queueOps.get(nodeId) === run) this.queueOps.delete(nodeId);
+    });
   }
 
   private arm(nodeId: string, seenAt: number): Promise<void> {
@@ -123,24 +169,87 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     return Math.max(seen, resumedAt ? Date.parse(resumedAt) : 0);
   }
 
-  async fire(nodeId: string): Promise<void> {
+  /**
+   * A timeout fired. Timeouts firing together (a burst of nodes falling silent) are handled as
+   * one batch: one heartbeat read for all of them, the guard once per cluster, and their
+   * offline commands issued together so they share one group commit. Each job's promise
+   * settles with its own node's outcome, so a failure retries only that job.
+   */
+  fire(nodeId: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.firing.push({ nodeId, resolve, reject });
+      // setImmediate: the handlers BullMQ starts within this turn join the batch.
+      if (this.firing.length === 1) setImmediate(() => void this.fireBatch());
+    });
+  }
+
+  private async fireBatch(): Promise<void> {
+    const batch = this.firing;
+    this.firing = [];
     const now = Date.now();
-    const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId));
-    if (state.status !== 'online') return;
-    const [beat] = await this.heartbeats.get([nodeId]);
-    const cluster = await this.pipeline.load(
-      clusterLivenessAggregate,
-      clusterStreamId(state.clusterId),
-    );
-    const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
-    const reference = this.reference(nodeId, beat, state.changedAt, resumedAt, now);
-    if (reference + this.staleMs > now) return this.arm(nodeId, reference);
-    if (await this.clusterStalled(state.clusterId, now)) {
-      // Held, not offline: re-check after another window.
-      return this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, nodeId, now + this.staleMs, {
-        nodeId,
+    const outcomes = new Map<string, Promise<void>>();
+    try {
+      for (const nodeId of new Set(batch.map((f) => f.nodeId))) {
+        outcomes.set(nodeId, Promise.resolve());
+      }
+      const ids = [...outcomes.keys()];
+      const nodes = await Promise.all(
+        ids.map((id) => this.pipeline.load(nodeAggregate, nodeStreamId(id))),
+      );
+      const online: Array<{ nodeId: string; clusterId: string; changedAt: string }> = [];
+      ids.forEach((nodeId, i) => {
+        const { state } = nodes[i];
+        if (state.status === 'online') {
+          online.push({ nodeId, clusterId: state.clusterId, changedAt: state.changedAt });
+        }
       });
+      const beats = await this.heartbeats.get(online.map((n) => n.nodeId));
+      const clusterIds = [...new Set(online.map((n) => n.clusterId))];
+      const clusters = new Map(
+        await Promise.all(
+          clusterIds.map(
+            async (id) =>
+              [
+                id,
+                await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(id)),
+              ] as const,
+          ),
+        ),
+      );
+      const due: Array<{ nodeId: string; clusterId: string; reference: number }> = [];
+      online.forEach(({ nodeId, clusterId, changedAt }, i) => {
+        const cluster = clusters.get(clusterId)!;
+        const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
+        const reference = this.reference(nodeId, beats[i], changedAt, resumedAt, now);
+        if (reference + this.staleMs > now) outcomes.set(nodeId, this.arm(nodeId, reference));
+        else due.push({ nodeId, clusterId, reference });
+      });
+      const stalled = new Map<string, Promise<boolean>>();
+      for (const { clusterId } of due) {
+        if (!stalled.has(clusterId)) stalled.set(clusterId, this.clusterStalled(clusterId, now));
+      }
+      for (const { nodeId, clusterId, reference } of due) {
+        outcomes.set(
+          nodeId,
+          stalled.get(clusterId)!.then((held) =>
+            held
+              ? // Held, not offline: re-check after another window.
+                this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, nodeId, now + this.staleMs, {
+                  nodeId,
+                })
+              : this.timeOut(nodeId, reference, now),
+          ),
+        );
+      }
+    } catch (error) {
+      for (const outcome of outcomes.values()) outcome.catch(() => undefined);
+      for (const f of batch) f.reject(error);
+      return;
     }
+    for (const f of batch) outcomes.get(f.nodeId)!.then(f.resolve, f.reject);
+  }
+
+  private async timeOut(nodeId: string, reference: number, now: number): Promise<void> {
     const commandId = uuidFrom('heartbeat-timeout', nodeId, String(reference));
     await this.pipeline.handle(
       nodeAggregate,
@@ -233,6 +342,10 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     return out;
   }
 
+  private reconcilePeriod(): number {
+    return Math.min(60_000, Math.max(1000, this.staleMs / 2));
+  }
+
   /** Re-creates missing timeout jobs from the read model (after a restart or a lost Redis). */
   async reconcile(): Promise<number> {
     if (this.reconciling) return 0;
@@ -240,15 +353,32 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     try {
       const online = await this.onlineNodes({});
       const counts = await this.jobs.counts(OFFLINE_TIMEOUT_QUEUE);
-      // Cheap check first: nothing is missing when every online node has its job.
-      if (counts.delayed + counts.waiting >= online.length) return 0;
+      // Cheap check first: nothing is missing when every online node has its job (a running
+      // one counts: its handler re-arms or takes the node offline).
+      if (counts.delayed + counts.waiting + counts.running >= online.length) return 0;
+      const live = await this.jobs.liveJobIds(OFFLINE_TIMEOUT_QUEUE);
+      // A node that came online within the last window and period is the reactor's to arm
+      // (it may lag behind a burst of registrations); one missing longer is re-armed.
+      const now = Date.now();
+      const recent = now - this.staleMs - this.reconcilePeriod();
+      const candidates = online.filter(
+        (node) => !live.has(node.nodeId) && Date.parse(node.changedAt) <= recent,
+      );
       let rearmed = 0;
-      for (const node of online) {
-        if ((await this.jobs.scheduledAt(OFFLINE_TIMEOUT_QUEUE, node.nodeId)) !== null) continue;
-        await this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, node.nodeId, Date.now(), {
-          nodeId: node.nodeId,
-        });
-        rearmed++;
+      // In slices: after a lost Redis, every online node of the fleet is missing.
+      for (let i = 0; i < candidates.length; i += RECONCILE_SLICE) {
+        await Promise.all(
+          candidates.slice(i, i + RECONCILE_SLICE).map(async (node) => {
+            // The read model lags the log: a node just taken offline (its job gone) may still
+            // be listed online there, so the aggregate (cached) decides.
+            const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+            if (state.status !== 'online') return;
+            await this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, node.nodeId, now, {
+              nodeId: node.nodeId,
+            });
+            rearmed++;
+          }),
+        );
       }
       if (rearmed > 0) this.logger.log(`re-armed ${rearmed} offline timeout(s) from state`);
       return rearmed;
