@@ -1,4 +1,5 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { FastValidationPipe } from './fast-validation';
 import { validationFailed } from '../errors/error-envelope';
 
 const flatten = (
@@ -15,8 +16,8 @@ const flatten = (
  * Every body and query is a class-validator DTO: unknown fields refused, types and ranges
  * checked, each bad field named in `details.fields`.
  */
-export const createValidationPipe = (): ValidationPipe =>
-  new ValidationPipe({
+export const createValidationPipe = (options: { fast?: boolean } = {}): ValidationPipe =>
+  new (options.fast === false ? ValidationPipe : FastValidationPipe)({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,
