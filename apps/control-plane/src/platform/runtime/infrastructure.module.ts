@@ -9,6 +9,7 @@ import {
 } from '../../../../../libs/cqrs/src';
 import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { createEventStore } from '../../../../../libs/eventstore/src';
+import { SharedReadsEventStore } from '../../../../../libs/eventstore/src/shared-reads';
 import { createDelayedJobs } from '../../../../../libs/jobs/src';
 import { createReadModelStore } from '../../../../../libs/readmodels/src';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
@@ -60,7 +61,9 @@ export class InfrastructureModule {
         {
           provide: SubscriptionRunner,
           inject: [EVENT_STORE],
-          useFactory: (store: EventStore) => new SubscriptionRunner(store),
+          // Every subscriber reads the same new events after an append: fetched and parsed once.
+          useFactory: (store: EventStore) =>
+            new SubscriptionRunner(new SharedReadsEventStore(store)),
         },
         SubscriptionsRegistry,
         EventTypes,
