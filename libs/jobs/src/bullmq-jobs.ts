@@ -40,7 +40,7 @@ const logicalId = (id: string): string | null => {
 
 const PENDING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', 'waiting-children']);
 
-type Registered = { readonly worker: Worker; readonly options: QueueOptions };
+type Registered = { readonly workers: readonly Worker[]; readonly options: QueueOptions };
 
 export class BullmqJobs implements DelayedJobs {
   private readonly prefix: string;
@@ -62,33 +62,41 @@ export class BullmqJobs implements DelayedJobs {
 
   register<P>(queue: string, handler: JobHandler<P>, options: QueueOptions = {}): void {
     if (this.registered.has(queue)) throw new Error(`jobs: queue ${queue} is already registered`);
-    const worker = new Worker<StoredJob>(
-      queue,
-      async (job: Job<StoredJob>) => {
-        const { jobId, runAt, payload } = job.data;
-        await (handler as JobHandler<unknown>)(payload, {
-          queue,
-          jobId,
-          attempt: job.attemptsMade + 1,
-          runAt,
-        });
-      },
-      {
-        connection: this.workerConnection,
-        prefix: this.prefix,
-        autorun: false,
-        concurrency: Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY),
-        // BullMQ spreads these over its defaults, so an undefined must not be passed.
-        ...(this.options.lockDuration !== undefined && { lockDuration: this.options.lockDuration }),
-        ...(this.options.stalledInterval !== undefined && {
-          stalledInterval: this.options.stalledInterval,
-        }),
-        maxStalledCount: this.options.maxStalledCount ?? 3,
-      },
-    );
-    worker.on('error', (error) => this.reportError(`worker ${queue}`, error));
-    this.registered.set(queue, { worker, options });
-    if (this.started) this.run(queue, worker);
+    const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);
+    const fetchers = Math.max(1, Math.min(concurrency, options.fetchers ?? 1));
+    const workers = Array.from({ length: fetchers }, (_, i) => {
+      const worker = new Worker<StoredJob>(
+        queue,
+        async (job: Job<StoredJob>) => {
+          const { jobId, runAt, payload } = job.data;
+          await (handler as JobHandler<unknown>)(payload, {
+            queue,
+            jobId,
+            attempt: job.attemptsMade + 1,
+            runAt,
+          });
+        },
+        {
+          connection: this.workerConnection,
+          prefix: this.prefix,
+          autorun: false,
+          // The first fetchers take the remainder: the total is exactly `concurrency`.
+          concurrency: Math.floor(concurrency / fetchers) + (i < concurrency % fetchers ? 1 : 0),
+          // BullMQ spreads these over its defaults, so an undefined must not be passed.
+          ...(this.options.lockDuration !== undefined && {
+            lockDuration: this.options.lockDuration,
+          }),
+          ...(this.options.stalledInterval !== undefined && {
+            stalledInterval: this.options.stalledInterval,
+          }),
+          maxStalledCount: this.options.maxStalledCount ?? 3,
+        },
+      );
+      worker.on('error', (error) => this.reportError(`worker ${queue}`, error));
+      return worker;
+    });
+    this.registered.set(queue, { workers, options });
+    if (this.started) for (const worker of workers) this.run(queue, worker);
   }
 
   async schedule<P>(queue: string, jobId: string, runAt: number, payload: P): Promise<void> {
@@ -170,7 +178,9 @@ export class BullmqJobs implements DelayedJobs {
   async start(): Promise<void> {
     if (this.closing) throw new Error('jobs: closed');
     this.started = true;
-    for (const [queue, { worker }] of this.registered) this.run(queue, worker);
+    for (const [queue, { workers }] of this.registered) {
+      for (const worker of workers) this.run(queue, worker);
+    }
   }
 
   close(): Promise<void> {
@@ -194,7 +204,7 @@ export class BullmqJobs implements DelayedJobs {
   private async shutdown(force: boolean): Promise<void> {
     // Workers first: a handler finishing during close may still schedule on an open queue.
     await Promise.allSettled(
-      [...this.registered.values()].map(({ worker }) => worker.close(force)),
+      [...this.registered.values()].flatMap(({ workers }) => workers.map((w) => w.close(force))),
     );
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
     for (const connection of [this.workerConnection, this.connection]) {

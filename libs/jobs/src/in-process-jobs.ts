@@ -47,7 +47,8 @@ type QueueState = {
 
 /**
  * DelayedJobs in memory, for tests and single-process runs: nothing survives a restart,
- * which the reconciler makes up for (jobs are hints, the event log is truth).
+ * which the reconciler makes up for (jobs are hints, the event log is truth). Due jobs start
+ * at once up to `concurrency`; `fetchers` has nothing to do here.
  */
 export class InProcessJobs implements DelayedJobs {
   private readonly queues = new Map<string, QueueState>();

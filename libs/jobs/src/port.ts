@@ -19,6 +19,12 @@ export type QueueOptions = {
   readonly backoffMs?: number;
   /** Jobs of this queue running at once in this process (default 10). */
   readonly concurrency?: number;
+  /**
+   * How many fetchers share `concurrency` (default 1). A BullMQ worker takes jobs one round
+   * trip after another until it holds its `concurrency` of them, and only then starts handling
+   * them; several workers fetch side by side, so a burst of due jobs starts sooner.
+   */
+  readonly fetchers?: number;
 };
 
 export type QueueCounts = {

@@ -381,6 +381,28 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
       expect(most).toBe(2);
     });
 
+    it('shares `concurrency` among its fetchers, firing each job once', async () => {
+      let active = 0;
+      let most = 0;
+      const { fires, handler } = recorder(async () => {
+        active++;
+        most = Math.max(most, active);
+        await sleep(100);
+        active--;
+      });
+      jobs.register(q, handler, { concurrency: 3, fetchers: 2 });
+      await jobs.start();
+      const runAt = Date.now() + 100;
+      for (let i = 0; i < 8; i++) await jobs.schedule(q, `node-${i}`, runAt, i);
+
+      await waitFor('all eight jobs', () => fires.length === 8);
+      await waitFor('the last handler to end', () => active === 0);
+      expect(most).toBeLessThanOrEqual(3);
+      expect(fires.map((f) => f.payload).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      await sleep(200);
+      expect(fires).toHaveLength(8);
+    });
+
     it('waits for running handlers on close', async () => {
       const running = gate();
       let finished = false;
