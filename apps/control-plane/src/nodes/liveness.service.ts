@@ -28,6 +28,8 @@ const MAX_QUEUE_OPS = 256;
  * another until this many are held, and only then starts handling them.
  */
 const FIRE_CONCURRENCY = 100;
+/** BullMQ workers sharing FIRE_CONCURRENCY: each fills its 25 slots before it starts handling. */
+const FIRE_FETCHERS = 4;
 /** Missing timeouts the reconciler re-creates at once. */
 const RECONCILE_SLICE = 500;
 
@@ -79,6 +81,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       attempts: 20,
       backoffMs: 200,
       concurrency: FIRE_CONCURRENCY,
+      fetchers: FIRE_FETCHERS,
     });
     this.registry.addReactor({ name: 'node-liveness', react: (e) => this.react(e) });
     this.runtime.afterStart(async () => {
