@@ -17,18 +17,83 @@ export function cloneValue<T>(value: T): T {
   return copy(value) as T;
 }
 
+/**
+ * The copy the embedded store keeps: a cloneValue copy in which small flat objects that
+ * recur across documents (a node's capacity, its labels, an empty allocation map, cordon
+ * flags: up to 4 fields, every value a string, boolean, null or finite number) are one
+ * frozen instance from `pool` for every document holding the same content in the same key
+ * order. Safe because stored documents are never handed out (reads copy them) and never
+ * changed in place (writes replace them).
+ */
+export function storedCopy<T>(value: T, pool: LeafPool): T {
+  const c = (v: unknown): unknown => {
+    if (v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.map(c);
+    if (v instanceof Date) return new Date(v.getTime());
+    const source = v as Record<string, unknown>;
+    const keys = Object.keys(source);
+    if (keys.length <= IN_OBJECT_SLOTS) {
+      const shared = pool.leaf(source, keys);
+      if (shared) return shared;
+    }
+    return copyObject(source, keys, c);
+  };
+  return c(value) as T;
+}
+
+/** Interned small flat objects, bounded: when full it starts over (what is stored keeps its instances). */
+export class LeafPool {
+  private readonly leaves = new Map<string, Readonly<Record<string, unknown>>>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  /** The shared instance for a flat object of scalars, or null when it is not one. */
+  leaf(
+    source: Record<string, unknown>,
+    keys: readonly string[],
+  ): Readonly<Record<string, unknown>> | null {
+    for (const k of keys) {
+      const v = source[k];
+      const t = typeof v;
+      if (v === null || t === 'string' || t === 'boolean') continue;
+      // JSON would not tell NaN, Infinity or -0 from null or 0, nor keep undefined: not shared.
+      if (t === 'number' && Number.isFinite(v) && !Object.is(v, -0)) continue;
+      return null;
+    }
+    const key = JSON.stringify(source);
+    let leaf = this.leaves.get(key);
+    if (leaf === undefined) {
+      if (this.leaves.size >= this.capacity) this.leaves.clear();
+      leaf = Object.freeze(copyObject(source, keys, copy));
+      this.leaves.set(key, leaf);
+    }
+    return leaf;
+  }
+
+  clear(): void {
+    this.leaves.clear();
+  }
+}
+
 function copy(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(copy);
   if (value instanceof Date) return new Date(value.getTime());
   const source = value as Record<string, unknown>;
-  const keys = Object.keys(source);
+  return copyObject(source, Object.keys(source), copy);
+}
+
+function copyObject(
+  source: Record<string, unknown>,
+  keys: readonly string[],
+  c: (v: unknown) => unknown,
+): Record<string, unknown> {
   const make = keys.length > IN_OBJECT_SLOTS ? shapeOf(source, keys) : null;
-  if (make) return make(source, copy);
+  if (make) return make(source, c);
   const out: Record<string, unknown> = {};
   for (const k of keys) {
     const v = source[k];
-    if (v !== undefined) out[k] = copy(v);
+    if (v !== undefined) out[k] = c(v);
   }
   return out;
 }

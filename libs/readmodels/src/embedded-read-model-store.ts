@@ -1,6 +1,6 @@
 import { Query } from 'mingo';
 import { assertNever } from '../../kernel/src/decider';
-import { cloneValue, requireId, sameContent } from './documents';
+import { LeafPool, cloneValue, requireId, sameContent, storedCopy } from './documents';
 import {
   compareScalars,
   CursorValue,
@@ -38,6 +38,8 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   private readonly checkpoints = new Map<string, number>();
   /** collection → field → value key → ids: equality filters on these fields skip the scan. */
   private readonly indexes = new Map<string, Map<string, Map<string, Set<string>>>>();
+  /** Small flat sub-objects shared by the stored documents (see storedCopy). */
+  private readonly leaves = new LeafPool();
 
   defineCollection(name: string, options: CollectionOptions = {}): void {
     if (options.insertOnly) this.insertOnly.add(name);
@@ -92,7 +94,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
       switch (op.op) {
         case 'upsert':
           this.refuseChangeToInsertOnly(op.collection, requireId(op.doc));
-          stage(op.collection, op.doc._id, cloneValue(op.doc));
+          stage(op.collection, op.doc._id, storedCopy(op.doc, this.leaves));
           break;
         case 'delete':
           this.refuseChangeToInsertOnly(op.collection, op.id);
@@ -100,7 +102,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
           break;
         case 'insert': {
           const existing = current(op.collection, requireId(op.doc));
-          if (!existing) stage(op.collection, op.doc._id, cloneValue(op.doc));
+          if (!existing) stage(op.collection, op.doc._id, storedCopy(op.doc, this.leaves));
           else if (!sameContent(existing, op.doc)) {
             throw new InsertOnlyViolationError(op.collection, op.doc._id);
           }
@@ -135,6 +137,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
 
   async reset(): Promise<void> {
     this.collections.clear();
+    this.leaves.clear();
     for (const byField of this.indexes.values())
       for (const index of byField.values()) index.clear();
     this.checkpoints.clear();
