@@ -6,12 +6,13 @@
  * route pays too) and prints the median µs of CPU per request over several rounds beside a
  * bare Fastify route doing the same through inject.
  *
- *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000]
+ *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
  */
 import 'reflect-metadata';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Session } from 'node:inspector/promises';
 import Fastify from 'fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
 import { loadConfig } from '../apps/control-plane/src/config/config';
@@ -167,10 +168,31 @@ const main = async (): Promise<void> => {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
+  const only = process.argv.includes('--only')
+    ? process.argv[process.argv.indexOf('--only') + 1]
+    : '';
+  // --profile FILE: a V8 CPU profile of the measured rounds only (not boot or registration).
+  const profileTo = process.argv.includes('--profile')
+    ? process.argv[process.argv.indexOf('--profile') + 1]
+    : undefined;
+  const inspector = new Session();
+  if (profileTo) {
+    inspector.connect();
+    await inspector.post('Profiler.enable');
+  }
   for (const [name, inject, n, make] of kinds) {
+    if (!name.includes(only)) continue;
     await measure(inject, n, make, 200); // warm-up: a full round
     const samples: number[] = [];
+    if (profileTo) await inspector.post('Profiler.start');
     for (let r = 0; r < rounds; r++) samples.push(await measure(inject, n, make, 200));
+    if (profileTo) {
+      const { profile } = await inspector.post('Profiler.stop');
+      fs.writeFileSync(
+        `${profileTo}.${kinds.findIndex((k) => k[0] === name)}.cpuprofile`,
+        JSON.stringify(profile),
+      );
+    }
     // Another process can only add to a round's CPU (caches, frequency), never take from it:
     // on a shared box the minimum is the steadiest figure, the median the typical one.
     console.log(

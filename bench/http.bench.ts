@@ -24,6 +24,12 @@ const medians = (runs: LoadResult[]): Medians => ({
  */
 const run = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
+  // The framework floor: the same trivial route on bare Express and on Nest with each adapter.
+  const floor = {
+    'bare-express': await startServer('bare-express'),
+    'nest-fastify': await startServer('nest-fastify'),
+    'nest-express': await startServer('nest-express'),
+  };
   // CORDON_SYNC_SEC=3600: the cordon_sync_overdue reminder (15 s by default) must not append
   // during the run, so the no-op check below counts only what the measured cordons append.
   const app = await startServer('app', { CORDON_SYNC_SEC: '3600' });
@@ -53,6 +59,11 @@ const run = async (): Promise<Figure[]> => {
     const body = JSON.stringify({ reason: 'bench' });
     const bareRuns: LoadResult[] = [];
     const appRuns: LoadResult[] = [];
+    const floorRuns: Record<keyof typeof floor, LoadResult[]> = {
+      'bare-express': [],
+      'nest-fastify': [],
+      'nest-express': [],
+    };
     for (let round = 0; round < ROUNDS; round++) {
       const b = await runLoad({
         url: bare.url,
@@ -71,13 +82,50 @@ const run = async (): Promise<Figure[]> => {
       });
       appRuns.push(a);
       await quiet(app);
+      for (const kind of Object.keys(floor) as Array<keyof typeof floor>) {
+        floorRuns[kind].push(
+          await runLoad({
+            url: floor[kind].url,
+            connections: CONNECTIONS,
+            warmupSec,
+            durationSec,
+            request: { kind: 'fixed', method: 'POST', path: '/echo', headers, body },
+          }),
+        );
+      }
     }
     const appended = (await app.call<number>('head')) - headBefore;
     if (appended !== 0) throw new Error(`no-op cordons appended ${appended} events`);
 
     const b = medians(bareRuns);
     const a = medians(appRuns);
+    const f = {
+      bareExpress: medians(floorRuns['bare-express']),
+      nestFastify: medians(floorRuns['nest-fastify']),
+      nestExpress: medians(floorRuns['nest-express']),
+    };
     return [
+      {
+        name: 'http.bare_express_post_json',
+        value: f.bareExpress.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `informational (p99 ${f.bareExpress.p99Ms} ms)`,
+      },
+      {
+        name: 'http.nest_fastify_echo',
+        value: f.nestFastify.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `platform choice: Nest's floor on Fastify (p99 ${f.nestFastify.p99Ms} ms)`,
+      },
+      {
+        name: 'http.nest_express_echo',
+        value: f.nestExpress.rps,
+        unit: 'req/s',
+        ceiling: { name: 'Nest on Fastify, same route, same run', value: f.nestFastify.rps },
+        target: `platform choice: Nest's floor on Express (p99 ${f.nestExpress.p99Ms} ms)`,
+      },
       {
         name: 'http.bare_fastify_post_json',
         value: b.rps,
@@ -102,7 +150,7 @@ const run = async (): Promise<Figure[]> => {
       },
     ];
   } finally {
-    await Promise.all([bare.stop(), app.stop()]);
+    await Promise.all([bare.stop(), app.stop(), ...Object.values(floor).map((s) => s.stop())]);
   }
 };
 

@@ -3,6 +3,7 @@
  * generator does not share its event loop. Forked by bench/procs.ts with an IPC channel:
  *   BENCH_SERVER=bare  a bare Fastify 5 server: POST routes that parse JSON and answer a small body;
  *   BENCH_SERVER=app   the real control plane (createApp), configured from the environment.
+ *   BENCH_SERVER=bare-express|nest-fastify|nest-express  the framework floor (bench/framework.ts).
  * It sends {type:'ready', url} once listening, then answers {id, cmd, args} requests.
  */
 import 'reflect-metadata';
@@ -16,6 +17,7 @@ import { SubscriptionRunner } from '../libs/cqrs/src';
 import type { EventStore } from '../libs/eventstore/src/port';
 import { CommandContext, uuidV7 } from '../libs/kernel/src';
 import { clusterIdOf, nodeReport } from './fleet';
+import { FrameworkKind, startFramework } from './framework';
 
 export type ServerRequest = { id: number; cmd: string; args?: Record<string, number> };
 export type ServerReply = { id: number; ok: boolean; value?: unknown; error?: string };
@@ -99,8 +101,16 @@ const appHandler =
   };
 
 const main = async (): Promise<void> => {
+  const kind = process.env.BENCH_SERVER;
   const { url, handle } =
-    process.env.BENCH_SERVER === 'bare' ? await startBare() : await startApp();
+    kind === 'bare'
+      ? await startBare()
+      : kind === 'app'
+        ? await startApp()
+        : {
+            ...(await startFramework(kind as FrameworkKind)),
+            handle: async (cmd: string) => (cmd === 'usage' ? usage() : undefined),
+          };
   process.on('message', (message: ServerRequest) => {
     handle(message.cmd, message.args ?? {}).then(
       (value) => send({ id: message.id, ok: true, value } satisfies ServerReply),
