@@ -194,6 +194,7 @@ const main = async (): Promise<void> => {
     record('settled, after gc()', true);
     if (cycles > 0) {
       t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       for (let round = 0; round < cycles; round++) {
         for (let c = 0; c < clusters; c++) {
           for (let n = 0; n < perCluster; n += 100) {
@@ -203,7 +204,12 @@ const main = async (): Promise<void> => {
           }
         }
       }
-      record(`${cycles} no-change cycle(s) (no gc)`, false, (performance.now() - t0) / 1000);
+      const cpu = process.cpuUsage(cpu0);
+      record(
+        `${cycles} no-change cycle(s), ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU`,
+        false,
+        (performance.now() - t0) / 1000,
+      );
       record(`${cycles} no-change cycle(s), after gc()`, true);
     }
     const heap = v8.getHeapSpaceStatistics();
