@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import v8 from 'node:v8';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Config } from './config/config';
@@ -18,10 +19,19 @@ import { TokenService } from './platform/auth/token-service';
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * Bounded heap growth (HEAP_GROWTH_PERCENT): V8 reads the factor at every full GC, so setting
+ * it at start works; RSS then stays near the live heap instead of up to 4x it. 0: V8's own.
+ */
+export const applyHeapGrowth = (percent: number): void => {
+  if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+};
+
 /** Builds the whole control plane on Fastify; `main.ts` and the e2e tests both start it here. */
 export const createApp = async (
   config: Config,
 ): Promise<{ app: NestFastifyApplication; jwtSecret: string; generatedSecret: boolean }> => {
+  applyHeapGrowth(config.heapGrowthPercent);
   const secret = resolveJwtSecret({ configured: config.authJwtSecret, dataDir: config.dataDir });
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
