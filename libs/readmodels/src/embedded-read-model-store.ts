@@ -26,6 +26,7 @@ import {
 // MongoDB 8 and nothing here needs it, so the embedded store refuses it outright.
 const MINGO_OPTIONS = { scriptEnabled: false };
 const NO_DOCS: ReadonlyMap<string, Doc> = new Map();
+const NO_IDS: ReadonlySet<string> = new Set();
 
 /**
  * In-process read models with MongoDB query semantics (mingo), rebuilt from the event log
@@ -73,6 +74,8 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   }
 
   async count(collection: string, filter: Filter): Promise<number> {
+    const sets = this.indexSets(collection, filter);
+    if (sets?.length === 1) return sets[0].size;
     return this.matching(collection, filter, filter).length;
   }
 
@@ -173,9 +176,44 @@ export class EmbeddedReadModelStore implements ReadModelStore {
     if (this.insertOnly.has(collection)) throw new InsertOnlyViolationError(collection, id);
   }
 
+  /**
+   * The index sets whose intersection is exactly what `filter` matches (smallest first), or
+   * null when the indexes cannot answer alone: every key must be a plain scalar equality on
+   * an indexed field none of whose documents holds an array or object there (those need
+   * mingo's matching rules).
+   */
+  private indexSets(collection: string, filter: Filter): Array<ReadonlySet<string>> | null {
+    const byField = this.indexes.get(collection);
+    if (!byField) return null;
+    const sets: Array<ReadonlySet<string>> = [];
+    for (const field in filter) {
+      const index = byField.get(field);
+      const value = filter[field];
+      if (!index || index.has(ANY)) return null;
+      if (typeof value === 'number' && !Number.isFinite(value)) return null;
+      const key = indexKey(value);
+      if (key === null) return null;
+      sets.push(index.get(key) ?? NO_IDS);
+    }
+    if (sets.length === 0) return null;
+    return sets.sort((a, b) => a.size - b.size);
+  }
+
   /** Stored documents matching `effective`; `_id` lookups in `filter` skip the scan. */
   private matching(collection: string, filter: Filter, effective: Filter): Doc[] {
     const docs = this.docs(collection);
+    // A plain equality filter on indexed fields (the count of online nodes, say) is answered
+    // by the indexes alone: no document is tested.
+    const sets = effective === filter ? this.indexSets(collection, filter) : null;
+    if (sets) {
+      const out: Doc[] = [];
+      for (const id of sets[0]) {
+        if (!inAll(sets, id)) continue;
+        const doc = docs.get(id);
+        if (doc) out.push(doc);
+      }
+      return out;
+    }
     const ids = idsOf(filter) ?? this.indexed(collection, filter);
     const candidates: Iterable<Doc> = ids ? ids.flatMap((id) => docs.get(id) ?? []) : docs.values();
     if (Object.keys(effective).length === 0) return [...candidates];
@@ -199,6 +237,12 @@ function indexKey(value: unknown): string | null {
     default:
       return null;
   }
+}
+
+/** Whether every set after the first (the one iterated) holds `id`. */
+function inAll(sets: ReadonlyArray<ReadonlySet<string>>, id: string): boolean {
+  for (let i = 1; i < sets.length; i++) if (!sets[i].has(id)) return false;
+  return true;
 }
 
 /** Documents whose field holds an array or object: candidates for every lookup (mingo decides). */
