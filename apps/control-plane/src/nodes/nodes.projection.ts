@@ -182,7 +182,7 @@ export const projectNode = (
 export const nodesProjection: Projection = {
   name: 'nodes',
   collections: [
-    { name: NODES, indexes: ['clusterId', 'status', 'gpuModel'] },
+    { name: NODES, indexes: ['clusterId', 'status', 'gpuModel', 'online'] },
     { name: NODE_TOMBSTONES },
   ],
   async apply(stored: StoredEvent, writer) {
