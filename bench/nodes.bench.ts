@@ -3,7 +3,15 @@ import { TokenService } from '../apps/control-plane/src/platform/auth/token-serv
 import { clusterIdOf } from './fleet';
 import { BenchSuite, Figure, median } from './lib';
 import type { LoadResult, RequestSpec } from './load';
-import { BENCH_SECRET, failures, loadSeconds, quiet, runLoad, startServer } from './procs';
+import {
+  BENCH_SECRET,
+  failures,
+  loadSeconds,
+  profiled,
+  quiet,
+  runLoad,
+  startServer,
+} from './procs';
 
 const CLUSTERS = 100;
 const PER_CLUSTER = 1000;
@@ -71,11 +79,11 @@ const inventoryFigures = async (): Promise<Figure[]> => {
     let peakDuringLoad = 0;
     for (let round = 0; round < ROUNDS; round++) {
       runs.bareBatch.push(await runLoad(plan(bare.url, BATCH)));
-      runs.appBatch.push(await runLoad(plan(app.url, BATCH)));
+      runs.appBatch.push(await profiled(app, () => runLoad(plan(app.url, BATCH))));
       await quiet(app);
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
       runs.bareSingle.push(await runLoad(plan(bare.url, 1)));
-      runs.appSingle.push(await runLoad(plan(app.url, 1)));
+      runs.appSingle.push(await profiled(app, () => runLoad(plan(app.url, 1))));
       await quiet(app);
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
     }

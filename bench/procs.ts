@@ -45,6 +45,9 @@ export const startServer = async (
       DATA_DIR: dataDir,
       AUTH_JWT_SECRET: BENCH_SECRET,
       LOG_LEVEL: 'silent',
+      ...(process.env.BENCH_PROFILE_DIR
+        ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR }
+        : {}),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -143,6 +146,21 @@ export const redisScratch = (): { prefix: string; drop(): Promise<void> } => {
  * Waits until the server's event loop answers an IPC ping within 20 ms: requests a finished
  * load run left queued are worked off before the next run starts (bounded at 60 s).
  */
+/**
+ * `run` with the server's CPU profiled around it when BENCH_PROFILE_DIR is set (one
+ * .cpuprofile per call, named after the server kind and pid; summarise with bench/profile.js).
+ */
+export const profiled = async <T>(server: BenchServer, run: () => Promise<T>): Promise<T> => {
+  if (!process.env.BENCH_PROFILE_DIR) return run();
+  await server.call('profile-start');
+  try {
+    return await run();
+  } finally {
+    const file = await server.call<string | null>('profile-stop');
+    if (file) process.stderr.write(`profile: ${file}\n`);
+  }
+};
+
 export const quiet = async (server: BenchServer): Promise<void> => {
   const until = Date.now() + 60_000;
   while (Date.now() < until) {

@@ -7,6 +7,9 @@
  * It sends {type:'ready', url} once listening, then answers {id, cmd, args} requests.
  */
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import Fastify from 'fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
@@ -43,10 +46,45 @@ const startBare = async (): Promise<{ url: string; handle: Handler }> => {
     return { nodes: body.nodes.length };
   });
   const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
-  return { url, handle: async (cmd) => (cmd === 'usage' ? usage() : undefined) };
+  return { url, handle: async (cmd) => common(cmd) };
 };
 
 type Handler = (cmd: string, args: Record<string, number>) => Promise<unknown>;
+
+/**
+ * A CPU profile of one window of a run (BENCH_PROFILE_DIR set): 'profile-start' and
+ * 'profile-stop' around a measured load run, so boot and registration stay out of it.
+ */
+let profiler: Session | null = null;
+let profiles = 0;
+const profileWindow = async (cmd: 'profile-start' | 'profile-stop'): Promise<string | null> => {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return null;
+  if (cmd === 'profile-start') {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+    return null;
+  }
+  if (!profiler) return null;
+  const { profile } = await profiler.post('Profiler.stop');
+  profiler.disconnect();
+  profiler = null;
+  const file = path.join(
+    dir,
+    `${process.env.BENCH_SERVER}-${process.pid}-${++profiles}.cpuprofile`,
+  );
+  writeFileSync(file, JSON.stringify(profile));
+  return file;
+};
+
+const common = (cmd: string): Promise<unknown> | undefined =>
+  cmd === 'usage'
+    ? Promise.resolve(usage())
+    : cmd === 'profile-start' || cmd === 'profile-stop'
+      ? profileWindow(cmd)
+      : undefined;
 
 const adminContext = (): CommandContext => {
   const commandId = uuidV7();
@@ -73,9 +111,9 @@ const startApp = async (): Promise<{ url: string; handle: Handler }> => {
 const appHandler =
   (app: NestFastifyApplication): Handler =>
   async (cmd, args) => {
+    const answered = common(cmd);
+    if (answered) return answered;
     switch (cmd) {
-      case 'usage':
-        return usage();
       case 'head':
         return app.get<EventStore>(EVENT_STORE).headPosition();
       case 'settle':
@@ -109,7 +147,7 @@ const main = async (): Promise<void> => {
         ? await startApp()
         : {
             ...(await startFramework(kind as FrameworkKind)),
-            handle: async (cmd: string) => (cmd === 'usage' ? usage() : undefined),
+            handle: async (cmd: string) => common(cmd),
           };
   process.on('message', (message: ServerRequest) => {
     handle(message.cmd, message.args ?? {}).then(
