@@ -31,6 +31,14 @@ const contract = (name: string, make: () => { store: HeartbeatStore; cleanup(): 
       ]);
     });
 
+    it('leaves what a caller read as it was when a later touch overwrites the node', async () => {
+      await store.touch([{ nodeId: 'a', seenAt: 1000, observedAt: 900 }]);
+      const [read] = await store.get(['a']);
+      await store.touch([{ nodeId: 'a', seenAt: 5000, observedAt: 4900 }]);
+      expect(read).toEqual({ seenAt: 1000, observedAt: 900 });
+      expect(await store.get(['a'])).toEqual([{ seenAt: 5000, observedAt: 4900 }]);
+    });
+
     it('forgets a removed node', async () => {
       await store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]);
       await store.remove('a');

@@ -17,15 +17,35 @@ export interface HeartbeatStore {
   close(): Promise<void>;
 }
 
+/** A stored heartbeat, updated in place. */
+type Slot = { seenAt: number; observedAt: number | null };
+
 export class MemoryHeartbeatStore implements HeartbeatStore {
-  private readonly beats = new Map<string, Heartbeat>();
+  /**
+   * One slot per node, overwritten in place: a new object per touch would live until the
+   * node's next report (seconds), so every one of them would be copied by two scavenges and
+   * promoted, and a fleet reporting all the time would fill the old generation with them.
+   */
+  private readonly beats = new Map<string, Slot>();
 
   async touch(beats: readonly Beat[]): Promise<void> {
-    for (const b of beats) this.beats.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
+    for (const b of beats) {
+      const slot = this.beats.get(b.nodeId);
+      if (slot === undefined)
+        this.beats.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
+      else {
+        slot.seenAt = b.seenAt;
+        slot.observedAt = b.observedAt;
+      }
+    }
   }
 
+  /** Copies (short-lived): a caller keeps what it read, whatever a later touch writes. */
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
-    return nodeIds.map((id) => this.beats.get(id) ?? null);
+    return nodeIds.map((id) => {
+      const slot = this.beats.get(id);
+      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
+    });
   }
 
   async remove(nodeId: string): Promise<void> {
