@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
+import { PerformanceObserver } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
 import { loadConfig } from '../apps/control-plane/src/config/config';
@@ -184,8 +185,16 @@ const main = async (): Promise<void> => {
     if (!name.includes(only)) continue;
     await measure(inject, n, make, 200); // warm-up: a full round
     const samples: number[] = [];
+    // Pause time of every GC in the measured rounds (wall ms of the main thread).
+    let gcMs = 0;
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) gcMs += entry.duration;
+    });
+    gc.observe({ entryTypes: ['gc'] });
     if (profileTo) await inspector.post('Profiler.start');
     for (let r = 0; r < rounds; r++) samples.push(await measure(inject, n, make, 200));
+    await new Promise((resolve) => setImmediate(resolve));
+    gc.disconnect();
     if (profileTo) {
       const { profile } = await inspector.post('Profiler.stop');
       fs.writeFileSync(
@@ -198,7 +207,12 @@ const main = async (): Promise<void> => {
     console.log(
       `${name.padEnd(32)} min ${Math.min(...samples)
         .toFixed(0)
-        .padStart(5)} µs  median ${median(samples).toFixed(0).padStart(5)} µs CPU/request`,
+        .padStart(
+          5,
+        )} µs  median ${median(samples).toFixed(0).padStart(5)} µs CPU/request, GC pauses ${(
+        (gcMs * 1000) /
+        (n * rounds)
+      ).toFixed(0)} µs/request`,
     );
   }
   await app.close();
