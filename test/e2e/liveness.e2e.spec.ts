@@ -128,6 +128,27 @@ describe('the report fast path', () => {
   });
   afterAll(async () => t.close());
 
+  it('counts every node of an unchanged report as one no-op command in /metrics', async () => {
+    const operator = await t.auth('op', ['operator'], ['c1']);
+    const nodes = [gpuNode('counted-01'), gpuNode('counted-02'), gpuNode('counted-03')];
+    const post = () =>
+      request(t.url).post('/v1/inventory/reports').set(operator).send(report('c1', nodes));
+    await post();
+    const noops = async (): Promise<[number, number]> => {
+      const text = (await request(t.url).get('/metrics')).text;
+      const read = (line: string): number =>
+        Number(new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return [
+        read('fleet_commands_total{command="ReportNode",aggregate="node",result="noop"}'),
+        read('fleet_command_duration_seconds_count{command="ReportNode",result="noop"}'),
+      ];
+    };
+    const [commands, observed] = await noops();
+    await post();
+    await post();
+    expect(await noops()).toEqual([commands + 6, observed + 6]);
+  });
+
   it('reconciles a fleet whose timers are all armed without reading its nodes', async () => {
     const operator = await t.auth('op', ['operator'], ['c1']);
     await request(t.url)

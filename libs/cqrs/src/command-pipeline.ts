@@ -38,6 +38,11 @@ export type PipelineObserver = (outcome: {
   ms: number;
   result: 'ok' | 'noop' | 'refused' | 'error';
   events: number;
+  /**
+   * How many commands this outcome stands for (absent: one). `decideNoops` reports the
+   * no-ops of one pass per command type at once, each taking the pass's `ms`.
+   */
+  count?: number;
 }) => void;
 
 export const SCHEMA_VERSION = 1;
@@ -115,6 +120,8 @@ export class CommandPipeline {
     const heads = await this.streamRevisions(streamIds);
     const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
     const prefix = `${aggregate.name}\u0000`;
+    // No-ops by command type: one outcome per type for the whole pass.
+    let noops: Map<string, number> | undefined;
     for (let i = 0; i < streamIds.length; i++) {
       const streamId = streamIds[i];
       const head = heads[i];
@@ -123,8 +130,14 @@ export class CommandPipeline {
       if (cached === undefined || cached.revision !== head) continue;
       const events = aggregate.decider.decide(commands[i], cached.state);
       if (events.length > 0) continue;
-      this.report(aggregate, commands[i], started, 'noop', 0);
+      const type = commands[i].type;
+      (noops ??= new Map()).set(type, (noops.get(type) ?? 0) + 1);
       out[i] = { events, state: cached.state, revision: head, appended: false, position: 0 };
+    }
+    if (noops && this.observer) {
+      const ms = performance.now() - started;
+      for (const [command, count] of noops)
+        this.observer({ aggregate: aggregate.name, command, ms, result: 'noop', events: 0, count });
     }
     return out;
   }

@@ -4,17 +4,20 @@ import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
 import { EventStore } from '../../eventstore/src/port';
 import { CommandPipeline, PipelineObserver } from '../src/command-pipeline';
 
-type Cmd = { type: 'Add'; data: { amount: number } };
+type Cmd = { type: 'Add'; data: { amount: number } } | { type: 'Reset'; data: { to: 'same' } };
 type Ev = { type: 'Added'; data: { amount: number } };
 type St = { total: number };
 
 const counter: Decider<Cmd, Ev, St> = {
   initialState: () => ({ total: 0 }),
   evolve: (s, e) => ({ total: s.total + e.data.amount }),
-  decide: (c) => (c.data.amount === 0 ? [] : [{ type: 'Added', data: c.data }]),
+  decide: (c) =>
+    c.type === 'Reset' || c.data.amount === 0 ? [] : [{ type: 'Added', data: c.data }],
 };
 const aggregate = { name: 'counter', decider: counter, codec: new EventCodec<Ev>({ Added: 1 }) };
 const add = (amount: number): Cmd => ({ type: 'Add', data: { amount } });
+/** A command of another type that never changes anything. */
+const reset = (): Cmd => ({ type: 'Reset', data: { to: 'same' } });
 const ctx = (): CommandContext => {
   const commandId = randomUUID();
   return {
@@ -74,7 +77,23 @@ describe.each([
     });
     expect(got[0]).toEqual(await pipeline.handle(aggregate, 'counter-a', add(0), ctx()));
     expect(got.slice(1)).toEqual([undefined, undefined, undefined, undefined]);
-    expect(outcomes.filter((o) => o.result === 'noop').length).toBe(2); // decideNoops' and handle's
+    // decideNoops' (one outcome for its one no-op) and handle's.
+    expect(outcomes.filter((o) => o.result === 'noop').map((o) => o.count ?? 1)).toEqual([1, 1]);
     expect((await sqlite.readStream('counter-a')).length).toBe(1);
+  });
+
+  it('reports the no-ops of one pass once per command type, with their count', async () => {
+    for (const id of ['c-1', 'c-2', 'c-3']) await pipeline.handle(aggregate, id, add(1), ctx());
+    outcomes = [];
+    const got = await pipeline.decideNoops(
+      aggregate,
+      ['c-1', 'c-2', 'c-3', 'c-1'],
+      [add(0), add(0), reset(), add(7)],
+    );
+    expect(Array.from(got, (r) => r !== undefined)).toEqual([true, true, true, false]);
+    expect(outcomes.map(({ command, result, count }) => ({ command, result, count }))).toEqual([
+      { command: 'Add', result: 'noop', count: 2 },
+      { command: 'Reset', result: 'noop', count: 1 },
+    ]);
   });
 });

@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { PipelineObserver, SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { DELAYED_JOBS } from '../runtime/tokens';
+import { CountedHistogram } from './counted-histogram';
 import { JobQueues } from './job-queues';
 
 type Outcome = Parameters<PipelineObserver>[0];
@@ -38,13 +39,14 @@ export class Metrics {
     labelNames: ['command', 'aggregate', 'result'] as const,
     registers: [this.registry],
   });
-  private readonly commandDuration = new Histogram({
-    name: 'fleet_command_duration_seconds',
-    help: 'Command latency (load, decide, append, retries), by command type and result',
-    labelNames: ['command', 'result'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  /** Takes the no-ops of a whole `decideNoops` pass in one call (see CountedHistogram). */
+  private readonly commandDuration = new CountedHistogram(
+    'fleet_command_duration_seconds',
+    'Command latency (load, decide, append, retries), by command type and result',
+    ['command', 'result'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
   private readonly eventsAppended = new Counter({
     name: 'fleet_events_appended_total',
     help: 'Events appended by commands, by aggregate',
@@ -107,14 +109,15 @@ export class Metrics {
   }
 
   observeCommand(outcome: Outcome): void {
-    this.commands.inc({
-      command: outcome.command,
-      aggregate: outcome.aggregate,
-      result: outcome.result,
-    });
+    const count = outcome.count ?? 1;
+    this.commands.inc(
+      { command: outcome.command, aggregate: outcome.aggregate, result: outcome.result },
+      count,
+    );
     this.commandDuration.observe(
       { command: outcome.command, result: outcome.result },
       outcome.ms / 1000,
+      count,
     );
     if (outcome.events > 0)
       this.eventsAppended.inc({ aggregate: outcome.aggregate }, outcome.events);

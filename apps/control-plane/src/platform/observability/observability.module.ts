@@ -47,8 +47,9 @@ export class ObservabilityModule implements OnModuleInit {
           result: outcome.result,
           events: outcome.events,
           ms: Math.round(outcome.ms * 100) / 100,
+          ...(outcome.count === undefined ? {} : { count: outcome.count }),
         },
-        'command handled',
+        outcome.count === undefined ? 'command handled' : 'commands handled',
       );
     });
   }
