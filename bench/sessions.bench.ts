@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { LogEvent, Session, api, bearer, eventsAfter, gpuNode, registerNodes } from './client';
 import { BenchSuite, Figure, median, percentile } from './lib';
 import type { LoadResult } from './load';
-import { REDIS_URL, failures, redisScratch, runLoad, startServer } from './procs';
+import { REDIS_URL, failures, profiled, redisScratch, runLoad, startServer } from './procs';
 
 /** 1,000 GPU nodes of 8 cards: 4 clusters of 250, L40S in two clusters, HPC_GPU in the other two. */
 const CLUSTERS = 4;
@@ -103,9 +103,13 @@ const placementFigures = async (): Promise<Figure[]> => {
         await app.call('settle');
         const registerMs = performance.now() - t0;
         const cpuBefore = cpuMs(app.pid, ticks);
-        const r = await runLoad(plan(app.url, '/v1/sessions'));
+        // Profiled (BENCH_PROFILE_DIR) with the settle: the work the run left behind counts too.
+        const r = await profiled(app, async () => {
+          const result = await runLoad(plan(app.url, '/v1/sessions'));
+          await app.call('settle');
+          return result;
+        });
         appRuns.push(r);
-        await app.call('settle');
         // The app's own CPU for the run and the projections and reactors it left behind: the
         // steadiest figure on a shared box (what other processes do does not count).
         const cpuRun = cpuMs(app.pid, ticks) - cpuBefore;
