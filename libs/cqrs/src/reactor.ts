@@ -11,11 +11,65 @@ export type Reactor = {
   readonly react: (event: StoredEvent) => Promise<void>;
 };
 
-export const reactorSubscriber = (reactor: Reactor, checkpoints: CheckpointStore): Subscriber => ({
-  name: `reactor:${reactor.name}`,
-  loadCheckpoint: () => checkpoints.load(reactor.name),
-  async handle(events) {
-    for (const event of events) await reactor.react(event);
-  },
-  saveCheckpoint: (position) => checkpoints.save(reactor.name, position),
-});
+export type ReactorOptions = {
+  /**
+   * At most one checkpoint write per this many ms (default 100); the latest position is written
+   * when the window ends and when the runner stops. Under load a reactor handles a small page
+   * per append, and a write per page cost as much as the reactions; a crash replays at most
+   * this window's events, which a reactor must tolerate anyway (at-least-once).
+   */
+  readonly saveEveryMs?: number;
+};
+
+export const reactorSubscriber = (
+  reactor: Reactor,
+  checkpoints: CheckpointStore,
+  options: ReactorOptions = {},
+): Subscriber => {
+  const every = options.saveEveryMs ?? 100;
+  let latest = -1;
+  let written = -1;
+  let lastWriteAt = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  // Writes run one after another, so a later position is never overwritten by an earlier one.
+  let writing: Promise<void> = Promise.resolve();
+  const write = (): Promise<void> => {
+    lastWriteAt = performance.now();
+    writing = writing
+      .catch(() => undefined)
+      .then(async () => {
+        if (latest <= written) return;
+        const position = latest;
+        await checkpoints.save(reactor.name, position);
+        written = Math.max(written, position);
+      });
+    return writing;
+  };
+  return {
+    name: `reactor:${reactor.name}`,
+    loadCheckpoint: async () => {
+      written = await checkpoints.load(reactor.name);
+      return written;
+    },
+    async handle(events) {
+      for (const event of events) await reactor.react(event);
+    },
+    async saveCheckpoint(position) {
+      latest = Math.max(latest, position);
+      const wait = lastWriteAt + every - performance.now();
+      if (wait <= 0) return write();
+      // Within the window: the timer writes the latest position when it ends (a failed write is
+      // retried by the next page's save or at stop; the in-memory checkpoint has moved on).
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        write().catch(() => undefined);
+      }, wait);
+      timer.unref?.();
+    },
+    async stop() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await write();
+    },
+  };
+};

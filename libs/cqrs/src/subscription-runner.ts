@@ -11,6 +11,8 @@ export interface Subscriber {
   handle(events: readonly StoredEvent[]): Promise<void>;
   /** Stores the checkpoint once `handle` has succeeded (projections may store it with their writes). */
   saveCheckpoint(position: number): Promise<void>;
+  /** Called once the runner stopped delivering (e.g. to write a checkpoint it held back). */
+  stop?(): Promise<void>;
 }
 
 export type SubscriptionStatus = {
@@ -67,6 +69,7 @@ class Subscription {
     this.stopped = true;
     this.notify();
     await this.loop;
+    await this.subscriber.stop?.();
   }
 
   /** Resolves once the checkpoint has reached `position`. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../kernel/src';
 import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
 import { NewEvent, StoredEvent } from '../../eventstore/src/port';
-import { SqliteCheckpointStore } from '../src/checkpoint-store';
+import { CheckpointStore, SqliteCheckpointStore } from '../src/checkpoint-store';
 import { reactorSubscriber } from '../src/reactor';
 import { SubscriptionRunner } from '../src/subscription-runner';
 
@@ -80,6 +80,60 @@ describe('the subscription runner', () => {
     await second.caughtUp();
     await second.stop();
     expect(seen).toEqual([...Array(60).keys()]);
+  });
+
+  describe('when a reactor handles many small pages', () => {
+    const counting = () => {
+      const writes: number[] = [];
+      const store: CheckpointStore = {
+        load: (name) => checkpoints.load(name),
+        save: async (name, position) => {
+          writes.push(position);
+          await checkpoints.save(name, position);
+        },
+        close: async () => undefined,
+      };
+      return { writes, store };
+    };
+
+    it('writes its checkpoint at most once per window, and the latest once the window ends', async () => {
+      const { writes, store: saving } = counting();
+      const runner = new SubscriptionRunner(store, { pageSize: 1 });
+      await runner.add(
+        reactorSubscriber({ name: 'r', react: async () => undefined }, saving, {
+          saveEveryMs: 300,
+        }),
+      );
+      await runner.start();
+      await appendMany(0, 20);
+      await runner.caughtUp();
+      const head = await store.headPosition();
+      // 20 pages of one event each, handled well within one window: the first page is written
+      // at once, the rest wait for the window to end.
+      expect(writes.length).toBeLessThanOrEqual(2);
+      await waitFor(() => writes[writes.length - 1] === head);
+      expect(await checkpoints.load('r')).toBe(head);
+      expect(writes.length).toBeLessThanOrEqual(3);
+      await runner.stop();
+    });
+
+    it('writes the latest position when the runner stops within a window', async () => {
+      const { writes, store: saving } = counting();
+      const runner = new SubscriptionRunner(store, { pageSize: 1 });
+      await runner.add(
+        reactorSubscriber({ name: 'r', react: async () => undefined }, saving, {
+          saveEveryMs: 60_000,
+        }),
+      );
+      await runner.start();
+      await appendMany(0, 10);
+      await runner.caughtUp();
+      const head = await store.headPosition();
+      expect(await checkpoints.load('r')).toBeLessThan(head);
+      await runner.stop();
+      expect(await checkpoints.load('r')).toBe(head);
+      expect(writes.length).toBe(2);
+    });
   });
 
   it('retries a failing handler with backoff, shows it failing, and never skips the event', async () => {
