@@ -5,8 +5,8 @@ import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
 import { Beat, HeartbeatStore } from './heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
-import { nodeAggregate, nodeIdOf } from './node.aggregate';
-import { NodeEvent, NodeState, nodeStreamId } from './node.events';
+import { nodeAggregate, nodeRefOf } from './node.aggregate';
+import { NodeEvent, NodeState } from './node.events';
 
 export type ReportedNode = {
   hostname: string;
@@ -37,14 +37,15 @@ export class InventoryService {
     ctx: CommandContext,
   ): Promise<ReportedNode[]> {
     const receivedAt = ctx.now.toISOString();
-    const nodeIds = reports.map((r) => nodeIdOf(clusterId, r.hostname));
+    const refs = reports.map((r) => nodeRefOf(clusterId, r.hostname));
+    const nodeIds = refs.map((ref) => ref.nodeId);
     const beats = await this.heartbeats.get(nodeIds);
     const newest = beats.map((b) => toIso(b?.observedAt ?? null));
     const commands: NodeCommand[] = reports.map((report, i) => ({
       type: 'ReportNode',
       data: { nodeId: nodeIds[i], report, receivedAt, newestObservedAt: newest[i] },
     }));
-    const streamIds = nodeIds.map(nodeStreamId);
+    const streamIds = refs.map((ref) => ref.streamId);
     // The common report changes nothing: decided in one pass on the cached states, without a
     // queued command per node. Whatever would append (or is not cached) takes the pipeline.
     const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
