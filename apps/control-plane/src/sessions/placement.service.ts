@@ -65,6 +65,11 @@ export class PlacementService {
     return run;
   }
 
+  /** The placement of the session in flight in this process, if any (settles with its state). */
+  pending(sessionId: string): Promise<SessionState> | undefined {
+    return this.placing.get(sessionId);
+  }
+
   private async placeOnce(sessionId: string, ctx: CommandContext): Promise<SessionState> {
     const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
     if (state.status !== 'queued') return state;

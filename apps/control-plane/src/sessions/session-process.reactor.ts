@@ -42,6 +42,10 @@ export class SessionProcessReactor {
     const event = nodeCodec.decode(stored.type, stored.data);
     if (event?.type === 'NodeCapacityAllocated') {
       const { nodeId, sessionId } = event.data;
+      // Placed by a request in this process: let it finish its step 2 first, then look. Otherwise
+      // both would start the session (one of them a no-op), and a failure (it throws) is still
+      // caught here, with the streams as that placement left them.
+      await this.placement.pending(sessionId)?.catch(() => undefined);
       const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
       if (node.status !== 'online' && node.status !== 'offline') return;
       const allocation = node.allocations[sessionId];

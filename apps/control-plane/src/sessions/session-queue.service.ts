@@ -62,11 +62,16 @@ export class SessionQueueService {
     const session = stored.streamId.startsWith('session-')
       ? sessionCodec.decode(stored.type, stored.data)
       : null;
-    if (
-      (node && FREES_CAPACITY.has(node.type)) ||
-      session?.type === 'SessionResumeRequested' ||
-      session?.type === 'SessionRequested'
-    ) {
+    if (session?.type === 'SessionRequested') {
+      // The create request placing it in this process leaves it queued only when nothing fits,
+      // which a pass would find too: a pass is needed only if that placement fails. (After a
+      // crash nothing is in flight, and the pass at start finds the session anyway.)
+      const placing = this.placement.pending(session.data.sessionId);
+      if (placing) void placing.catch(() => this.kick().catch(() => undefined));
+      else await this.kick();
+      return;
+    }
+    if ((node && FREES_CAPACITY.has(node.type)) || session?.type === 'SessionResumeRequested') {
       await this.kick();
     }
   }

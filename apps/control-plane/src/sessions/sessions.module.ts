@@ -1,6 +1,7 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { EventTypes } from '../platform/runtime/event-types';
+import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { PlacementIndex } from './placement-index';
 import { PlacementService } from './placement.service';
@@ -31,6 +32,7 @@ export class SessionsModule implements OnModuleInit {
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(SessionProcessReactor) private readonly process: SessionProcessReactor,
     @Inject(SessionQueueService) private readonly queue: SessionQueueService,
+    @Inject(Runtime) private readonly runtime: Runtime,
   ) {}
 
   onModuleInit(): void {
@@ -39,5 +41,7 @@ export class SessionsModule implements OnModuleInit {
     this.registry.addReactor({ name: 'session-process', react: (e) => this.process.react(e) });
     this.registry.addReactor({ name: 'session-queue', react: (e) => this.queue.react(e) });
     this.queue.register();
+    // One pass at start: sessions left queued by a crash (or by lost timers) are looked at again.
+    this.runtime.afterStart(() => this.queue.kick());
   }
 }
