@@ -1,19 +1,57 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsIn,
-  IsInt,
   IsOptional,
   IsString,
   Matches,
-  Max,
   MaxLength,
-  Min,
-  ValidateIf,
+  ValidateBy,
+  buildMessage,
+  isIn,
+  isInt,
+  max,
+  min,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
 import { PageQuery } from '../platform/http/page-query.dto';
 
 const OWNER = /^[A-Za-z0-9._@:-]{1,128}$/;
+
+/**
+ * One check of a field of one kind of session, applied when the session is of that kind or the
+ * field is given: what `@ValidateIf(o => o.kind === kind || o.field !== undefined)` over the
+ * built-in check does (same constraint name, same message), as one plain synchronous constraint.
+ * The HTTP layer's fast validation path compiles DTOs made of plain constraints only, so a
+ * valid create skips class-transformer and class-validator (~85 µs of ~1.6 ms per placement).
+ */
+const ofKind = (
+  kind: 'gpu' | 'cpu',
+  name: string,
+  test: (value: unknown) => boolean,
+  message: string,
+  constraints: unknown[] = [],
+): PropertyDecorator =>
+  ValidateBy({
+    name,
+    constraints,
+    validator: {
+      validate: (value, args) =>
+        ((args?.object as { kind?: unknown } | undefined)?.kind !== kind && value === undefined) ||
+        test(value),
+      defaultMessage: buildMessage((each) => each + message),
+    },
+  });
+
+const isIntOf = (kind: 'gpu' | 'cpu') =>
+  ofKind(kind, 'isInt', (v) => isInt(v), '$property must be an integer number');
+const minOf = (kind: 'gpu' | 'cpu', bound: number) =>
+  ofKind(kind, 'min', (v) => min(v, bound), '$property must not be less than $constraint1', [
+    bound,
+  ]);
+const maxOf = (kind: 'gpu' | 'cpu', bound: number) =>
+  ofKind(kind, 'max', (v) => max(v, bound), '$property must not be greater than $constraint1', [
+    bound,
+  ]);
 
 /** `{"kind":"gpu","gpuModel","gpuCount"}` or `{"kind":"cpu","cpu","memoryGiB"}`; the other kind's fields are refused. */
 export class CreateSessionDto {
@@ -22,29 +60,31 @@ export class CreateSessionDto {
   kind!: 'gpu' | 'cpu';
 
   @ApiPropertyOptional({ enum: GPU_MODELS, description: 'GPU sessions only' })
-  @ValidateIf((o: CreateSessionDto) => o.kind === 'gpu' || o.gpuModel !== undefined)
-  @IsIn(GPU_MODELS)
+  @ofKind(
+    'gpu',
+    'isIn',
+    (v) => isIn(v, GPU_MODELS),
+    '$property must be one of the following values: $constraint1',
+    [GPU_MODELS],
+  )
   gpuModel?: GpuModel;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 64, description: 'GPU sessions only' })
-  @ValidateIf((o: CreateSessionDto) => o.kind === 'gpu' || o.gpuCount !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(64)
+  @isIntOf('gpu')
+  @minOf('gpu', 1)
+  @maxOf('gpu', 64)
   gpuCount?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1024, description: 'CPU sessions only: vCPUs' })
-  @ValidateIf((o: CreateSessionDto) => o.kind === 'cpu' || o.cpu !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(1024)
+  @isIntOf('cpu')
+  @minOf('cpu', 1)
+  @maxOf('cpu', 1024)
   cpu?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 16384, description: 'CPU sessions only' })
-  @ValidateIf((o: CreateSessionDto) => o.kind === 'cpu' || o.memoryGiB !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(16384)
+  @isIntOf('cpu')
+  @minOf('cpu', 1)
+  @maxOf('cpu', 16384)
   memoryGiB?: number;
 
   @ApiPropertyOptional({ description: 'Place only in this node pool' })
