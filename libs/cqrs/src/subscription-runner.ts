@@ -1,4 +1,4 @@
-import { EventStore, StoredEvent } from '../../eventstore/src/port';
+import { EventStore, ReadAllOptions, StoredEvent } from '../../eventstore/src/port';
 
 /**
  * A consumer of the global log: a projection or a reactor. It owns where its checkpoint
@@ -174,6 +174,14 @@ export class SubscriptionRunner {
       maxBackoffMs: options.maxBackoffMs ?? 30_000,
       onError: options.onError,
     };
+  }
+
+  /**
+   * Reads the log through the store the subscribers read (in the app a SharedReadsEventStore:
+   * recent events come from its window, fetched and parsed once for every reader).
+   */
+  readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
+    return this.store.readAll(options);
   }
 
   /** Adds a subscriber; once the runner has started, it starts at once. */

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore } from '../../../../libs/eventstore/src/port';
 import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
@@ -8,6 +9,12 @@ import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { FitList, NodeFit, fitOf } from './placement';
 
 const PAGE = 1000;
+/**
+ * Up to this many positions behind, the index reads every event through the subscription
+ * runner (recent ones are in the window its subscribers share: no query, no parsing); further
+ * behind, only node events from the store.
+ */
+const NEAR = 5000;
 const NODE_STREAM = 'node-';
 /** Up to this many changed nodes are fetched one by one, more with one `$in` query per page. */
 const FEW = 16;
@@ -35,6 +42,7 @@ export class PlacementIndex {
   constructor(
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
   ) {}
 
   /** The best `limit` nodes for the demand (of `poolId` when given), best fit first. */
@@ -58,8 +66,11 @@ export class PlacementIndex {
     const to = await this.readModels.checkpoint(nodesProjection.name);
     if (this.synced < 0 || to < this.synced) return this.build(to);
     const touched = new Set<string>();
+    const near = to - this.synced <= NEAR;
     for (let after = this.synced; after < to;) {
-      const page = await this.events.readAll({ after, limit: PAGE, types: this.nodeTypes });
+      const page = near
+        ? await this.runner.readAll({ after, limit: PAGE })
+        : await this.events.readAll({ after, limit: PAGE, types: this.nodeTypes });
       for (const e of page) {
         if (e.position > to) break;
         if (e.streamId.startsWith(NODE_STREAM)) touched.add(e.streamId.slice(NODE_STREAM.length));

@@ -1,0 +1,121 @@
+import { SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
+import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
+import { NODES, NodeDoc, nodesProjection } from '../nodes/nodes.projection';
+import { PlacementIndex } from './placement-index';
+
+const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): NodeDoc => ({
+  _id: hostname,
+  _rev: 0,
+  nodeId: hostname,
+  clusterId: 'c1',
+  hostname,
+  role: 'gpu',
+  poolId: null,
+  mode: 'shared',
+  labels: {},
+  status: 'ready',
+  online: true,
+  offlineReason: null,
+  gpuCount: 8,
+  runningSessions: 8 - free > 0 ? 1 : 0,
+  gpuModel: 'L40S',
+  freeCards: free,
+  freeCpu: 64,
+  freeMemoryGiB: 512,
+  capacity: { cpu: 64, memoryGiB: 512, diskGiB: 100 },
+  gpus: Array.from({ length: 8 }, (_, i) => ({
+    uuid: `${hostname}-${i}`,
+    model: 'L40S',
+    memoryGiB: 48,
+    sessionId: i < 8 - free ? 'busy' : null,
+    owner: i < 8 - free ? 'x' : null,
+  })),
+  allocations: {},
+  cordon: { desired: false, observed: false, reason: null },
+  drain: null,
+  registeredAt: '',
+  changedAt: '',
+  ...over,
+});
+
+const event = (position: number, streamId: string): StoredEvent => ({
+  position,
+  eventId: `e-${position}`,
+  streamId,
+  revision: 0,
+  type: 'NodeCapacityAllocated.v1',
+  data: {},
+  metadata: {
+    correlationId: 'c',
+    causationId: 'c',
+    actor: SYSTEM_ACTOR,
+    occurredAt: '2026-01-01T00:00:00.000Z',
+    schemaVersion: 1,
+  },
+});
+
+const demand = { kind: 'gpu' as const, gpuModel: 'L40S' as const, gpuCount: 1 };
+
+describe('the placement index', () => {
+  const setup = async () => {
+    const readModels = new EmbeddedReadModelStore();
+    readModels.defineCollection(NODES);
+    await readModels.commit(
+      nodesProjection.name,
+      [
+        { op: 'upsert', collection: NODES, doc: node('a', 2) },
+        { op: 'upsert', collection: NODES, doc: node('b', 4) },
+      ],
+      10,
+    );
+    const log: StoredEvent[] = [];
+    const readAfter = async ({ after, limit }: { after?: number; limit: number }) =>
+      log.filter((e) => e.position > (after ?? 0)).slice(0, limit);
+    const events = { readAll: jest.fn(readAfter) };
+    const runner = { readAll: jest.fn(readAfter) };
+    const index = new PlacementIndex(
+      readModels,
+      events as unknown as EventStore,
+      runner as unknown as SubscriptionRunner,
+    );
+    const hosts = async () => (await index.bestFit(demand, null, 10)).map((n) => n.hostname);
+    return { readModels, log, events, runner, hosts };
+  };
+
+  describe('when the Nodes read model moved a little', () => {
+    it('finds the changed nodes in the events the subscribers share, not with a query of the store', async () => {
+      const { readModels, log, events, runner, hosts } = await setup();
+      expect(await hosts()).toEqual(['a', 'b']);
+      // a fills up: the projection wrote it at position 12 (11 is a session event).
+      log.push(event(11, 'session-s1'), event(12, 'node-a'));
+      await readModels.commit(
+        nodesProjection.name,
+        [{ op: 'upsert', collection: NODES, doc: node('a', 0) }],
+        12,
+      );
+      expect(await hosts()).toEqual(['b']);
+      expect(runner.readAll).toHaveBeenCalledWith({ after: 10, limit: 1000 });
+      expect(events.readAll).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('when it is far behind the Nodes read model', () => {
+    it('reads only node events from the store', async () => {
+      const { readModels, log, events, runner, hosts } = await setup();
+      expect(await hosts()).toEqual(['a', 'b']);
+      log.push(event(20_000, 'node-b'));
+      await readModels.commit(
+        nodesProjection.name,
+        [{ op: 'upsert', collection: NODES, doc: node('b', 1) }],
+        20_000,
+      );
+      expect(await hosts()).toEqual(['b', 'a']);
+      expect(events.readAll).toHaveBeenCalledWith(
+        expect.objectContaining({ after: 10, types: expect.any(Array) }),
+      );
+      expect(runner.readAll).not.toHaveBeenCalled();
+    });
+  });
+});
