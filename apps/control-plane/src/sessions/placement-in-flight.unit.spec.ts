@@ -114,7 +114,8 @@ describe('a placement in flight in this process', () => {
         placement as unknown as PlacementService,
         {} as EventStore,
       );
-      return { reactor, placement, pipeline, started: () => (session = running) };
+      const now = (state: SessionState) => (session = state);
+      return { reactor, placement, pipeline, now, started: () => now(running) };
     };
 
     it('waits for it to finish its step 2 instead of starting the session a second time', async () => {
@@ -126,8 +127,25 @@ describe('a placement in flight in this process', () => {
       started();
       placing.resolve(running);
       await reacted;
+      // Placed on these very cards: nothing to look at, nothing to do.
+      expect(pipeline.load).not.toHaveBeenCalled();
       expect(placement.start).not.toHaveBeenCalled();
       expect(placement.release).not.toHaveBeenCalled();
+    });
+
+    it('looks at both streams when that request placed it on other cards', async () => {
+      const placing = deferred<SessionState>();
+      const { reactor, placement, pipeline, now } = setup(placing.promise);
+      const reacted = reactor.react(allocated);
+      const elsewhere = {
+        ...running,
+        placement: { nodeId: 'n-2', gpus: ['gpu-9'] },
+      } as unknown as SessionState;
+      now(elsewhere);
+      placing.resolve(elsewhere);
+      await reacted;
+      expect(pipeline.load).toHaveBeenCalled();
+      expect(placement.release).toHaveBeenCalledTimes(1); // runs on n-2: n-1's cards go back
     });
 
     it('finishes the placement itself when that request failed before step 2', async () => {

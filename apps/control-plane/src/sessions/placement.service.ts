@@ -49,14 +49,14 @@ export class PlacementService {
    * seeing a session its create request is placing) waits for it and then finds it placed,
    * instead of allocating cards on a second node only to release them again.
    */
-  tryPlace(sessionId: string, ctx: CommandContext): Promise<SessionState> {
+  tryPlace(sessionId: string, ctx: CommandContext, known?: SessionState): Promise<SessionState> {
     const prior = this.placing.get(sessionId);
     const run = prior
       ? prior.then(
           () => this.placeOnce(sessionId, ctx),
           () => this.placeOnce(sessionId, ctx),
         )
-      : this.placeOnce(sessionId, ctx);
+      : this.placeOnce(sessionId, ctx, known);
     this.placing.set(sessionId, run);
     const done = () => {
       if (this.placing.get(sessionId) === run) this.placing.delete(sessionId);
@@ -70,8 +70,14 @@ export class PlacementService {
     return this.placing.get(sessionId);
   }
 
-  private async placeOnce(sessionId: string, ctx: CommandContext): Promise<SessionState> {
-    const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
+  /** `known`: the session's state as a command on its stream just left it (spares a load). */
+  private async placeOnce(
+    sessionId: string,
+    ctx: CommandContext,
+    known?: SessionState,
+  ): Promise<SessionState> {
+    const state =
+      known ?? (await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId))).state;
     if (state.status !== 'queued') return state;
     const need = state.demand.kind === 'gpu' ? state.demand.gpuCount : state.demand.cpu;
     const candidates = await this.candidates(state);

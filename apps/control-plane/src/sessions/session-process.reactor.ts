@@ -45,7 +45,14 @@ export class SessionProcessReactor {
       // Placed by a request in this process: let it finish its step 2 first, then look. Otherwise
       // both would start the session (one of them a no-op), and a failure (it throws) is still
       // caught here, with the streams as that placement left them.
-      await this.placement.pending(sessionId)?.catch(() => undefined);
+      const placed = await this.placement.pending(sessionId)?.catch(() => undefined);
+      if (
+        placed?.status === 'running' &&
+        placed.placement.nodeId === nodeId &&
+        placed.placement.gpus.join() === event.data.gpus.join()
+      ) {
+        return; // step 2 done on these very cards: the streams agree
+      }
       const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
       if (node.status !== 'online' && node.status !== 'offline') return;
       const allocation = node.allocations[sessionId];

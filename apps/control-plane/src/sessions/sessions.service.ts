@@ -96,7 +96,7 @@ export class SessionsService {
     }
     // The session id derives from the command id: a retried create (same Idempotency-Key) is the same session.
     const sessionId = uuidFrom('session', ctx.commandId);
-    await this.pipeline.handle(
+    const requested = await this.pipeline.handle(
       sessionAggregate,
       sessionStreamId(sessionId),
       {
@@ -111,7 +111,7 @@ export class SessionsService {
       },
       ctx,
     );
-    return this.settled(await this.placement.tryPlace(sessionId, ctx));
+    return this.settled(await this.placement.tryPlace(sessionId, ctx, requested.state));
   }
 
   async command(
@@ -136,7 +136,7 @@ export class SessionsService {
       // Release now so the queue can use the cards at once; the process reactor would do it too.
       await this.placement.release(state.lastPlacement.nodeId, sessionId, ctx);
     }
-    if (state.status === 'queued') state = await this.placement.tryPlace(sessionId, ctx);
+    if (state.status === 'queued') state = await this.placement.tryPlace(sessionId, ctx, state);
     return this.settled(state);
   }
 
