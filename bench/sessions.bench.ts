@@ -120,7 +120,7 @@ const placementFigures = async (): Promise<Figure[]> => {
         if (running > 0) cpuPerPlacement.push(Math.round((cpuRun / running) * 1000) / 1000);
         notes.push(
           `round ${round + 1}: ${running} running, ${queued} queued, ${r.non2xx} non-2xx, ` +
-            `${r.seconds} s, p99 ${r.p99Ms} ms, app CPU ${Math.round(cpuRun)} ms ` +
+            `${r.seconds.toFixed(2)} s, p99 ${r.p99Ms} ms, app CPU ${Math.round(cpuRun)} ms ` +
             `(${cpuPerPlacement[cpuPerPlacement.length - 1]} ms per placement), ` +
             `register ${Math.round(registerMs)} ms`,
         );
