@@ -27,11 +27,23 @@ export const applyHeapGrowth = (percent: number): void => {
   if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
 };
 
+/**
+ * No allocation-site pretenuring (read at run time, so setting it at start works). Registering
+ * nodes keeps what reports allocate (folded states, read models), so V8 learns to allocate
+ * those sites' objects straight into the old generation; afterwards every unchanged report's
+ * short-lived copies went there too: at 100,000 nodes a full mark-compact every ~3.5 s under
+ * no-change reports (incremental marking ~15 % of the main thread). Off, they die young.
+ */
+export const disablePretenuring = (): void => {
+  v8.setFlagsFromString('--no-allocation-site-pretenuring');
+};
+
 /** Builds the whole control plane on Fastify; `main.ts` and the e2e tests both start it here. */
 export const createApp = async (
   config: Config,
 ): Promise<{ app: NestFastifyApplication; jwtSecret: string; generatedSecret: boolean }> => {
   applyHeapGrowth(config.heapGrowthPercent);
+  disablePretenuring();
   const secret = resolveJwtSecret({ configured: config.authJwtSecret, dataDir: config.dataDir });
   const adapter = new FastifyAdapter({
     bodyLimit: config.bodyLimitBytes,
