@@ -68,8 +68,16 @@ export class EmbeddedReadModelStore implements ReadModelStore {
     options?: FindOptions,
   ): Promise<Page<T>> {
     const plan = planPage(filter, options);
-    const matches = this.matching(collection, filter, plan.filter);
-    const page = toPage(plan, sortMatches(matches, plan.sort, plan.fetch));
+    // A next page: the caller's filter (indexes, no mingo for plain equalities), then the
+    // cursor compared natively while sorting, instead of mingo testing the cursor's $or
+    // filter on every document (a page of 100,000 nodes: ~200 ms that way).
+    const sorted = plan.after
+      ? sortMatches(this.matching(collection, filter, filter), plan.sort, plan.fetch, plan.after)
+      : null;
+    const page = toPage(
+      plan,
+      sorted ?? sortMatches(this.matching(collection, filter, plan.filter), plan.sort, plan.fetch),
+    );
     return { items: page.items.map((doc) => cloneValue(doc) as T), nextCursor: page.nextCursor };
   }
 
@@ -268,14 +276,38 @@ function removeFromIndex(index: Map<string, Set<string>>, value: unknown, id: st
  * native comparator in MongoDB's order; anything else falls back to mingo's full sort,
  * which orders like MongoDB too (null/missing, numbers, strings, objects, arrays, booleans).
  */
-function sortMatches(matches: Doc[], sort: readonly SortKey[], fetch: number): Doc[] {
-  if (matches.length <= 1) return matches;
+function sortMatches(matches: Doc[], sort: readonly SortKey[], fetch: number): Doc[];
+function sortMatches(
+  matches: Doc[],
+  sort: readonly SortKey[],
+  fetch: number,
+  after: readonly CursorValue[],
+): Doc[] | null;
+/**
+ * With `after`: only the matches that sort after those values (the cursor), or null when a
+ * sort value is not a scalar (the caller then lets mingo apply the cursor filter).
+ */
+function sortMatches(
+  matches: Doc[],
+  sort: readonly SortKey[],
+  fetch: number,
+  after?: readonly CursorValue[],
+): Doc[] | null {
+  if (matches.length <= 1 && after === undefined) return matches;
+  const compareKeys = (a: readonly CursorValue[], b: readonly CursorValue[]): number => {
+    for (let i = 0; i < sort.length; i++) {
+      const c = compareScalars(a[i], b[i]);
+      if (c !== 0) return c * sort[i][1];
+    }
+    return 0;
+  };
   const rows: Row[] = [];
   for (const doc of matches) {
     const keys: CursorValue[] = [];
     for (const [field] of sort) {
       const value = scalarAt(doc, field);
       if (value === NOT_SCALAR) {
+        if (after !== undefined) return null;
         return new Query<Doc>({}, MINGO_OPTIONS)
           .find<Doc>(matches)
           .sort(sortObject(sort))
@@ -284,16 +316,9 @@ function sortMatches(matches: Doc[], sort: readonly SortKey[], fetch: number): D
       }
       keys.push(value);
     }
-    rows.push({ doc, keys });
+    if (after === undefined || compareKeys(keys, after) > 0) rows.push({ doc, keys });
   }
-  const compare = (a: Row, b: Row): number => {
-    for (let i = 0; i < sort.length; i++) {
-      const c = compareScalars(a.keys[i], b.keys[i]);
-      if (c !== 0) return c * sort[i][1];
-    }
-    return 0;
-  };
-  return smallest(rows, fetch, compare).map((row) => row.doc);
+  return smallest(rows, fetch, (a, b) => compareKeys(a.keys, b.keys)).map((row) => row.doc);
 }
 
 type Row = { readonly doc: Doc; readonly keys: CursorValue[] };

@@ -24,6 +24,11 @@ export type PagePlan = {
   readonly limit: number;
   /** How many documents to fetch: one more than the limit tells whether a next page exists. */
   readonly fetch: number;
+  /**
+   * The cursor's sort values (null on a first page): an adapter that compares in MongoDB's
+   * order itself may run the caller's filter and keep what sorts after these instead.
+   */
+  readonly after: readonly CursorValue[] | null;
 };
 
 export type CursorValue = string | number | boolean | null;
@@ -38,6 +43,7 @@ export function planPage(filter: Filter, options: FindOptions = {}): PagePlan {
     sort,
     limit,
     fetch: limit + 1,
+    after,
   };
 }
 

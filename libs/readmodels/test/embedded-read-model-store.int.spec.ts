@@ -122,3 +122,82 @@ describe('embedded read-model store: equality filters answered by the indexes al
     expect((performance.now() - started) / 20).toBeLessThan(40);
   });
 });
+
+describe('embedded read-model store: next pages compare the cursor natively', () => {
+  const scalar = fc.constantFrom(null, undefined, 0, 1, -2, 2.5, '', 'a', 'b', true, false);
+  const docs = fc.array(fc.record({ f: scalar, g: fc.constantFrom(0, 1, 2), h: scalar }), {
+    maxLength: 40,
+  });
+  const sorts = fc.constantFrom<Record<string, 1 | -1>>(
+    { f: 1 },
+    { f: -1 },
+    { f: 1, g: -1 },
+    { g: 1, f: -1 },
+    { h: -1, f: 1 },
+    {},
+  );
+  const filters = fc.constantFrom<Record<string, unknown>>({}, { g: 1 }, { f: { $ne: null } });
+
+  it('pages through exactly the one-page answer, each document once, in order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        docs,
+        sorts,
+        filters,
+        fc.integer({ min: 1, max: 7 }),
+        async (stored, sort, filter, limit) => {
+          const store = new EmbeddedReadModelStore();
+          store.defineCollection('c', { indexes: ['g'] });
+          const withIds = stored.map((d, i) => {
+            const doc: Record<string, unknown> = { _id: `d${String(i).padStart(2, '0')}` };
+            for (const [k, v] of Object.entries(d)) if (v !== undefined) doc[k] = v;
+            return doc as Doc;
+          });
+          await store.commit(
+            'p',
+            withIds.map((doc) => ({ op: 'upsert', collection: 'c', doc })),
+            1,
+          );
+          const whole = (await store.find('c', filter, { sort, limit: 1000 })).items;
+          const paged: Doc[] = [];
+          let cursor: string | null = null;
+          do {
+            const page: { items: Doc[]; nextCursor: string | null } = await store.find(
+              'c',
+              filter,
+              { sort, limit, cursor: cursor ?? undefined },
+            );
+            paged.push(...page.items);
+            cursor = page.nextCursor;
+          } while (cursor);
+          expect(paged.map((d) => d._id)).toEqual(whole.map((d) => d._id));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('serves a next page of 100 among 100,000 documents in a fraction of a mingo scan', async () => {
+    const store = new EmbeddedReadModelStore();
+    await store.commit(
+      'p',
+      Array.from({ length: 100_000 }, (_, i) => ({
+        op: 'upsert' as const,
+        collection: 'nodes',
+        doc: { _id: `n${String(i).padStart(6, '0')}`, hostname: `h-${(i * 7919) % 100_000}` },
+      })),
+      1,
+    );
+    const first = await store.find('nodes', {}, { sort: { hostname: 1 }, limit: 100 });
+    const started = performance.now();
+    const next = await store.find(
+      'nodes',
+      {},
+      { sort: { hostname: 1 }, limit: 100, cursor: first.nextCursor ?? undefined },
+    );
+    // Through mingo's cursor filter this took ~200 ms on this machine; natively ~15 ms.
+    expect(performance.now() - started).toBeLessThan(120);
+    const hostnames = Array.from({ length: 100_000 }, (_, i) => `h-${(i * 7919) % 100_000}`).sort();
+    expect(next.items.map((d) => d.hostname)).toEqual(hostnames.slice(100, 200));
+  });
+});
