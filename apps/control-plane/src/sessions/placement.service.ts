@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError } from '../../../../libs/kernel/src';
 import { clusterLivenessAggregate } from '../clusters/cluster-liveness.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
@@ -13,6 +13,7 @@ import { PlacementIndex } from './placement-index';
 import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { sessionAggregate } from './session.decider';
 import { Placement, SessionState, sessionStreamId } from './session.events';
+import { stepCommandId } from './step-ids';
 
 /** Candidates looked at per placement: enough to skip the few a race or a pool rule removes. */
 const CANDIDATES = 50;
@@ -151,7 +152,7 @@ export class PlacementService {
         },
         {
           ...ctx,
-          commandId: uuidFrom(
+          commandId: stepCommandId(
             ctx.commandId,
             'allocate',
             nodeId,
@@ -212,7 +213,10 @@ export class PlacementService {
             at: ctx.now.toISOString(),
           },
         },
-        { ...ctx, commandId: uuidFrom(ctx.commandId, 'place', session.sessionId, node.nodeId) },
+        {
+          ...ctx,
+          commandId: stepCommandId(ctx.commandId, 'place', session.sessionId, node.nodeId),
+        },
       );
       return placed.state;
     } catch (error) {
@@ -227,7 +231,7 @@ export class PlacementService {
       nodeAggregate,
       nodeStreamId(nodeId),
       { type: 'ReleaseOnNode', data: { sessionId, at: ctx.now.toISOString() } },
-      { ...ctx, commandId: uuidFrom(ctx.commandId, 'release', nodeId, sessionId) },
+      { ...ctx, commandId: stepCommandId(ctx.commandId, 'release', nodeId, sessionId) },
     );
   }
 }

@@ -2,16 +2,17 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../platform/runtime/tokens';
-import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeCodec, nodeStreamId } from '../nodes/node.events';
 import { PlacementService } from './placement.service';
 import { sessionAggregate, sessionDecider } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
+import { stepCommandId } from './step-ids';
 
 /** The context of a command a reactor issues: caused by the event, correlated with its command. */
 export const reactionContext = (event: StoredEvent, step: string): CommandContext => ({
-  commandId: uuidFrom(event.eventId, step),
+  commandId: stepCommandId(event.eventId, step),
   correlationId: event.metadata.correlationId,
   causationId: event.eventId,
   actor: SYSTEM_ACTOR,

@@ -1,13 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
-import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
 import { nodeCodec } from '../nodes/node.events';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';
 import { sessionCodec } from './session.events';
+import { stepCommandId } from './step-ids';
 import { SESSIONS, SessionDoc } from './sessions.projection';
 
 export const QUEUE_TICK = 'session-queue-tick';
@@ -96,7 +97,7 @@ export class SessionQueueService {
   private async pass(): Promise<number> {
     const queued = await this.queued();
     const ctx: CommandContext = {
-      commandId: uuidFrom('queue-tick', String(Date.now()), String(Math.random())),
+      commandId: newId(),
       correlationId: 'queue',
       causationId: 'queue',
       actor: SYSTEM_ACTOR,
@@ -112,7 +113,7 @@ export class SessionQueueService {
       }
       const state = await this.placement.tryPlace(s.sessionId, {
         ...ctx,
-        commandId: uuidFrom(ctx.commandId, s.sessionId),
+        commandId: stepCommandId(ctx.commandId, s.sessionId),
       });
       if (state.status === 'queued') {
         waiting++;
