@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, notFound } from '../../../../libs/kernel/src';
 import {
   Doc,
   Filter,
@@ -17,6 +17,7 @@ import { SessionCommand, sessionAggregate } from './session.decider';
 import { SessionState, sessionStreamId } from './session.events';
 import { CreateSessionDto, ListSessionsQuery, SessionView } from './sessions.dto';
 import { SESSIONS, SessionDoc } from './sessions.projection';
+import { sessionIdFor } from './step-ids';
 
 export const SESSIONS_PROJECTION = 'projection:sessions';
 
@@ -95,7 +96,7 @@ export class SessionsService {
       );
     }
     // The session id derives from the command id: a retried create (same Idempotency-Key) is the same session.
-    const sessionId = uuidFrom('session', ctx.commandId);
+    const sessionId = sessionIdFor(ctx.commandId);
     const requested = await this.pipeline.handle(
       sessionAggregate,
       sessionStreamId(sessionId),

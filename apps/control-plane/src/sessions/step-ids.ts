@@ -15,3 +15,15 @@ export const stepCommandId = (parent: string, ...step: readonly string[]): strin
   const derived = uuidFrom(parent, ...step);
   return TIME_ORDERED.test(parent) ? parent.slice(0, 18) + derived.slice(18) : derived;
 };
+
+/**
+ * The id of the session a create command makes: derived from the command, so a retried create
+ * (same Idempotency-Key, so the same SHA-1 command id) is the same session, as it always was.
+ * Under a time-ordered command id (a create without a key, never retried as the same command)
+ * it keeps that id's first 8 bytes too, so `session-<id>` streams are added at the right edge of
+ * the stream index instead of on a random page (twice per placement: requested, started).
+ */
+export const sessionIdFor = (commandId: string): string => {
+  const derived = uuidFrom('session', commandId);
+  return TIME_ORDERED.test(commandId) ? commandId.slice(0, 18) + derived.slice(18) : derived;
+};

@@ -1,5 +1,5 @@
 import { eventIdFor, uuidFrom, uuidV7 } from '../../../../libs/kernel/src';
-import { stepCommandId } from './step-ids';
+import { sessionIdFor, stepCommandId } from './step-ids';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -39,5 +39,21 @@ describe('the command id of a step', () => {
   it('is a plain derived id under a parent that is not time-ordered', () => {
     const keyed = uuidFrom('idempotency-key', 'k1');
     expect(stepCommandId(keyed, 'place')).toBe(uuidFrom(keyed, 'place'));
+  });
+});
+
+describe('the id of a session', () => {
+  it('is what it always was under a keyed create (a retry across versions is the same session)', () => {
+    const keyed = uuidFrom('idempotency', 'scope');
+    expect(sessionIdFor(keyed)).toBe(uuidFrom('session', keyed));
+  });
+
+  it('sorts with its create command when that is a UUIDv7', () => {
+    const first = uuidV7(Date.parse('2026-12-03T00:00:00Z'));
+    const second = uuidV7(Date.parse('2026-12-03T00:00:01Z'));
+    expect(sessionIdFor(first)).toMatch(UUID);
+    expect(sessionIdFor(first).slice(0, 18)).toBe(first.slice(0, 18));
+    expect(sessionIdFor(first)).toBe(sessionIdFor(first));
+    expect(sessionIdFor(second).localeCompare(sessionIdFor(first))).toBeGreaterThan(0);
   });
 });
