@@ -189,14 +189,17 @@ describe('embedded read-model store: next pages compare the cursor natively', ()
       1,
     );
     const first = await store.find('nodes', {}, { sort: { hostname: 1 }, limit: 100 });
-    const started = performance.now();
-    const next = await store.find(
-      'nodes',
-      {},
-      { sort: { hostname: 1 }, limit: 100, cursor: first.nextCursor ?? undefined },
-    );
+    const cursor = first.nextCursor ?? undefined;
+    let next = first;
+    let fastest = Infinity;
+    // The best of three: a page's own cost, not a pause of the machine around it.
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      next = await store.find('nodes', {}, { sort: { hostname: 1 }, limit: 100, cursor });
+      fastest = Math.min(fastest, performance.now() - started);
+    }
     // Through mingo's cursor filter this took ~200 ms on this machine; natively ~15 ms.
-    expect(performance.now() - started).toBeLessThan(120);
+    expect(fastest).toBeLessThan(120);
     const hostnames = Array.from({ length: 100_000 }, (_, i) => `h-${(i * 7919) % 100_000}`).sort();
     expect(next.items.map((d) => d.hostname)).toEqual(hostnames.slice(100, 200));
   });
