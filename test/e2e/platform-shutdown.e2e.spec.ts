@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { EventStoreInUseError } from '../../libs/eventstore/src/sqlite-event-store';
 import { startApp } from '../support/app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,4 +45,19 @@ describe('graceful shutdown', () => {
 
     await expect(request(t.url).get('/health/live')).rejects.toThrow(/ECONNREFUSED/);
   });
+});
+
+describe('one control plane per embedded DATA_DIR', () => {
+  it('refuses to start a second one on the same data, and starts once the first has closed', async () => {
+    const first = await startApp({}, { redis: false });
+    const dataDir = first.config.dataDir;
+    try {
+      // The second waits a few seconds for the lock (the first may be shutting down), then gives up.
+      await expect(startApp({}, { dataDir, redis: false })).rejects.toThrow(EventStoreInUseError);
+    } finally {
+      await first.close();
+    }
+    const second = await startApp({}, { dataDir, redis: false });
+    await second.close();
+  }, 30_000);
 });

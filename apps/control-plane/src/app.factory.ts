@@ -58,7 +58,9 @@ export const createApp = async (
     AppModule.forRoot(config, secret.secret),
     adapter,
     // Held until installObservability hands Nest the pino logger (which honours LOG_LEVEL).
-    { bufferLogs: true },
+    // A provider that cannot start (the event log held by another process, say) rejects
+    // here, for main.ts to report, instead of Nest exiting the process on its own.
+    { bufferLogs: true, abortOnError: false },
   );
   installObservability(app);
   const fastify = app.getHttpAdapter().getInstance();

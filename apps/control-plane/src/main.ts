@@ -1,3 +1,4 @@
+import { EventStoreInUseError } from '../../../libs/eventstore/src/sqlite-event-store';
 import { TokenService } from './platform/auth/token-service';
 import { ConfigError, loadConfig } from './config/config';
 import { createApp } from './app.factory';
@@ -29,8 +30,13 @@ const main = async (): Promise<void> => {
 };
 
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-  );
+  // A known refusal says what to do; anything else keeps its stack for the bug report.
+  const said =
+    error instanceof EventStoreInUseError
+      ? error.message
+      : error instanceof Error
+        ? error.stack
+        : String(error);
+  process.stderr.write(`failed to start: ${said}\n`);
   process.exit(1);
 });

@@ -18,5 +18,6 @@ export type EventStoreConfig = {
 export const createEventStore = (config: EventStoreConfig): EventStore => {
   if (config.eventstoreUrl) return EsdbEventStore.fromConnectionString(config.eventstoreUrl);
   mkdirSync(config.dataDir, { recursive: true });
-  return new SqliteEventStore({ file: path.join(config.dataDir, 'events.db') });
+  // One control plane per embedded log: a second process on the same DATA_DIR fails at start.
+  return new SqliteEventStore({ file: path.join(config.dataDir, 'events.db'), exclusive: true });
 };

@@ -22,7 +22,27 @@ export type SqliteEventStoreOptions = {
    * NORMAL may lose the last commits on power loss (never on a process crash); benchmarks only.
    */
   readonly synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * This connection is the file's only user (SQLite's EXCLUSIVE locking mode, taken at
+   * open): another connection or process opening the file fails until this one closes or its
+   * process dies. No other writer can exist, so stream heads need no `data_version` check,
+   * and no transaction takes file locks. The embedded control plane is one process by design.
+   */
+  readonly exclusive?: boolean;
+  /** How long opening waits for a lock held elsewhere (a process shutting down), in ms. */
+  readonly openWaitMs?: number;
 };
+
+/** The file is held by another connection opened with `exclusive` (another control plane). */
+export class EventStoreInUseError extends Error {
+  constructor(readonly file: string) {
+    super(
+      `the event log ${file} is in use by another process: the embedded store serves one ` +
+        'control plane at a time (stop the other one, or use EVENTSTORE_URL)',
+    );
+    this.name = 'EventStoreInUseError';
+  }
+}
 
 export type SqliteEventStoreStats = {
   /** Transactions committed by the group-commit writer. */
@@ -132,6 +152,7 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly heads = new Map<string, number>();
   private headsVersion = -1;
+  private readonly exclusive: boolean;
   /**
    * `data_version` is read at most once per synchronous stretch (one macrotask with the
    * microtasks it queues): nothing another process commits can reach this process in between
@@ -164,7 +185,9 @@ export class SqliteEventStore implements EventStore {
 
   constructor(options: SqliteEventStoreOptions) {
     this.pollMs = options.pollMs ?? 250;
-    this.db = new Database(options.file);
+    this.exclusive = options.exclusive ?? false;
+    this.db = new Database(options.file, { timeout: options.openWaitMs ?? 5000 });
+    if (this.exclusive) this.holdExclusively(options.file);
     this.db.pragma('journal_mode = WAL');
     // FULL: the WAL is fsynced at every COMMIT, so an acknowledged append survives power loss.
     this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
@@ -386,7 +409,27 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** The heads map, emptied first if another connection committed since the last look. */
+  /**
+   * EXCLUSIVE locking mode set before the first access (WAL then keeps its index in this
+   * process's memory, no shared memory), and the lock taken now by an empty exclusive
+   * transaction, so a second control plane on the same file fails at start, not at its first
+   * append. The lock is the operating system's: it goes with the process, even on SIGKILL.
+   */
+  private holdExclusively(file: string): void {
+    try {
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.exec('BEGIN EXCLUSIVE; COMMIT');
+    } catch (error) {
+      this.db.close();
+      if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY'))
+        throw new EventStoreInUseError(file);
+      throw error;
+    }
+  }
+
   private knownHeads(): Map<string, number> {
+    // The only connection to the file: every head it knows is exact.
+    if (this.exclusive) return this.heads;
     if (this.versionFresh && this.versionReadAt === processCommits) return this.heads;
     const version = this.stmt.dataVersion.get() as number;
     if (version !== this.headsVersion) {

@@ -1,10 +1,11 @@
 import Database from 'better-sqlite3';
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConcurrencyConflictError, NewEvent } from '../src/port';
-import { SqliteEventStore } from '../src/sqlite-event-store';
+import { EventStoreInUseError, SqliteEventStore } from '../src/sqlite-event-store';
 import { eventStoreContract } from './event-store.contract';
 
 const tempFile = (): { file: string; dir: string } => {
@@ -35,6 +36,72 @@ eventStoreContract('SqliteEventStore', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+eventStoreContract('SqliteEventStore (exclusive)', async () => {
+  const { dir, file } = tempFile();
+  const store = new SqliteEventStore({ file, pollMs: 50, exclusive: true });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqliteEventStore opened exclusively', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => ({ dir, file } = tempFile()));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a second store on the file, exclusive or not, until the first closes', async () => {
+    const first = new SqliteEventStore({ file, exclusive: true });
+    await first.append('s', [event()], 'no_stream');
+    expect(() => new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 })).toThrow(
+      EventStoreInUseError,
+    );
+    expect(() => new SqliteEventStore({ file, openWaitMs: 50 })).toThrow(/locked/);
+    await first.close();
+    const second = new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 });
+    expect(await second.streamRevision('s')).toBe(0);
+    await second.close();
+  });
+
+  it('is free again when the process holding it is killed', async () => {
+    const holder = fork(path.join(__dirname, 'support/hold-exclusive.ts'), [file], {
+      execArgv: ['--require', 'tsx/cjs'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      holder.once('message', () => resolve());
+      holder.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+    });
+    expect(() => new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 })).toThrow(
+      EventStoreInUseError,
+    );
+    holder.kill('SIGKILL');
+    await new Promise((resolve) => holder.once('exit', resolve));
+    const mine = new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 });
+    // Everything the holder acknowledged is there.
+    expect(await mine.streamRevision('held')).toBe(0);
+    await mine.close();
+  });
+
+  it('never reads data_version: its heads cannot be moved by anyone else', async () => {
+    const store = new SqliteEventStore({ file, exclusive: true });
+    const versionReads = jest.spyOn(
+      (store as unknown as { stmt: { dataVersion: { get(): unknown } } }).stmt.dataVersion,
+      'get',
+    );
+    await store.append('h', [event()], 'no_stream');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await store.streamRevision('h')).toBe(0);
+    expect(await store.streamRevisions(['h', 'none'])).toEqual([0, null]);
+    expect(versionReads).not.toHaveBeenCalled();
+    await store.close();
+  });
 });
 
 describe('SqliteEventStore', () => {
