@@ -6,7 +6,7 @@ import {
   CursorValue,
   NOT_SCALAR,
   planPage,
-  scalarAt,
+  scalarReader,
   SortKey,
   sortObject,
   toPage,
@@ -301,11 +301,16 @@ function sortMatches(
     }
     return 0;
   };
-  const rows: Row[] = [];
+  const readers = sort.map(([field]) => scalarReader(field));
+  // The `fetch` smallest rows in a max-heap: a page needs only `limit + 1` of possibly
+  // 100,000 matches, and a document that sorts after the heap's largest is read, compared
+  // and dropped without allocating anything.
+  const heap: Row[] = [];
+  const keys: CursorValue[] = new Array<CursorValue>(readers.length);
+  const above = (a: Row, b: Row): boolean => compareKeys(a.keys, b.keys) > 0;
   for (const doc of matches) {
-    const keys: CursorValue[] = [];
-    for (const [field] of sort) {
-      const value = scalarAt(doc, field);
+    for (let i = 0; i < readers.length; i++) {
+      const value = readers[i](doc);
       if (value === NOT_SCALAR) {
         if (after !== undefined) return null;
         return new Query<Doc>({}, MINGO_OPTIONS)
@@ -314,47 +319,35 @@ function sortMatches(
           .limit(fetch)
           .all();
       }
-      keys.push(value);
+      keys[i] = value;
     }
-    if (after === undefined || compareKeys(keys, after) > 0) rows.push({ doc, keys });
-  }
-  return smallest(rows, fetch, (a, b) => compareKeys(a.keys, b.keys)).map((row) => row.doc);
-}
-
-type Row = { readonly doc: Doc; readonly keys: CursorValue[] };
-
-/**
- * The `k` smallest rows in order, through a max-heap of size k: a page needs only
- * `limit + 1` of possibly 100,000 matches, so this is O(n log k) instead of a full sort.
- */
-function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => number): T[] {
-  const heap: T[] = [];
-  const swap = (i: number, j: number) => ([heap[i], heap[j]] = [heap[j], heap[i]]);
-  for (const item of items) {
-    if (heap.length < k) {
-      heap.push(item);
+    if (after !== undefined && compareKeys(keys, after) <= 0) continue;
+    if (heap.length < fetch) {
+      heap.push({ doc, keys: keys.slice() });
       for (let i = heap.length - 1; i > 0;) {
         const parent = (i - 1) >> 1;
-        if (compare(heap[i], heap[parent]) <= 0) break;
-        swap(i, parent);
+        if (!above(heap[i], heap[parent])) break;
+        [heap[i], heap[parent]] = [heap[parent], heap[i]];
         i = parent;
       }
-    } else if (compare(item, heap[0]) < 0) {
-      heap[0] = item;
+    } else if (compareKeys(keys, heap[0].keys) < 0) {
+      heap[0] = { doc, keys: keys.slice() };
       for (let i = 0; ;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let top = i;
-        if (l < k && compare(heap[l], heap[top]) > 0) top = l;
-        if (r < k && compare(heap[r], heap[top]) > 0) top = r;
+        if (l < heap.length && above(heap[l], heap[top])) top = l;
+        if (r < heap.length && above(heap[r], heap[top])) top = r;
         if (top === i) break;
-        swap(i, top);
+        [heap[i], heap[top]] = [heap[top], heap[i]];
         i = top;
       }
     }
   }
-  return heap.sort(compare);
+  return heap.sort((a, b) => compareKeys(a.keys, b.keys)).map((row) => row.doc);
 }
+
+type Row = { readonly doc: Doc; readonly keys: CursorValue[] };
 
 /** The ids a filter pins `_id` to (`_id: 'x'`, `{$eq: 'x'}`, `{$in: [...]}`), else null. */
 function idsOf(filter: Filter): string[] | null {

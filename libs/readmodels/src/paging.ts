@@ -67,14 +67,22 @@ export const NOT_SCALAR = Symbol('not a scalar');
  * Paths through arrays are not scalars (MongoDB would sort by an array element).
  */
 export function scalarAt(doc: unknown, path: string): CursorValue | typeof NOT_SCALAR {
-  let value: unknown = doc;
-  for (const part of path.split('.')) {
-    if (Array.isArray(value)) return NOT_SCALAR;
-    if (value === null || typeof value !== 'object') return null;
-    value = (value as Record<string, unknown>)[part];
-  }
-  if (value === undefined) return null;
-  return isCursorValue(value) ? value : NOT_SCALAR;
+  return scalarReader(path)(doc);
+}
+
+/** `scalarAt` for one path, split once: for reading the same field of many documents. */
+export function scalarReader(path: string): (doc: unknown) => CursorValue | typeof NOT_SCALAR {
+  const parts = path.split('.');
+  return (doc) => {
+    let value: unknown = doc;
+    for (let i = 0; i < parts.length; i++) {
+      if (Array.isArray(value)) return NOT_SCALAR;
+      if (value === null || typeof value !== 'object') return null;
+      value = (value as Record<string, unknown>)[parts[i]];
+    }
+    if (value === undefined) return null;
+    return isCursorValue(value) ? value : NOT_SCALAR;
+  };
 }
 
 /** MongoDB's order between the scalar types: null < numbers < strings < booleans. */
