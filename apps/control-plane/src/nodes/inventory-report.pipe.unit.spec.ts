@@ -256,6 +256,7 @@ describe('InventoryReportPipe', () => {
       ),
       { numRuns: 3000 },
     );
-    expect(fast).toBeGreaterThan(300);
+    // The fast path is exercised (~11 % of bodies: ~330 of 3,000, sd ~17): far from rare.
+    expect(fast).toBeGreaterThan(150);
   });
 });
