@@ -127,9 +127,6 @@ const toStoredEvents = (rows: readonly Row[]): StoredEvent[] => {
   return out;
 };
 
-/** Commits by every SqliteEventStore of this process (see `versionFresh`). */
-let processCommits = 0;
-
 /**
  * The embedded event store: one SQLite file in WAL mode. Appends made in the same event-loop
  * turn are group-committed in one IMMEDIATE transaction (one fsync), each validated on its own.
@@ -153,17 +150,6 @@ export class SqliteEventStore implements EventStore {
   private readonly heads = new Map<string, number>();
   private headsVersion = -1;
   private readonly exclusive: boolean;
-  /**
-   * `data_version` is read at most once per synchronous stretch (one macrotask with the
-   * microtasks it queues): nothing another process commits can reach this process in between
-   * except through I/O, which only a later stretch sees. A commit by any store of this
-   * process (`processCommits`) ends the reuse at once.
-   */
-  private versionReadAt = -1;
-  private versionFresh = false;
-  private readonly versionStale = (): void => {
-    this.versionFresh = false;
-  };
 
   private readonly stmt: {
     begin: Database.Statement;
@@ -297,7 +283,6 @@ export class SqliteEventStore implements EventStore {
         }
       }
       this.stmt.commit.run();
-      processCommits++;
       // Committed by this connection: data_version does not move, so record the new heads.
       // (Before the commit they could still roll back; a failed append changed no head.)
       for (let i = 0; i < batch.length; i++) {
@@ -430,16 +415,10 @@ export class SqliteEventStore implements EventStore {
   private knownHeads(): Map<string, number> {
     // The only connection to the file: every head it knows is exact.
     if (this.exclusive) return this.heads;
-    if (this.versionFresh && this.versionReadAt === processCommits) return this.heads;
     const version = this.stmt.dataVersion.get() as number;
     if (version !== this.headsVersion) {
       this.heads.clear();
       this.headsVersion = version;
-    }
-    this.versionReadAt = processCommits;
-    if (!this.versionFresh) {
-      this.versionFresh = true;
-      process.nextTick(this.versionStale);
     }
     return this.heads;
   }

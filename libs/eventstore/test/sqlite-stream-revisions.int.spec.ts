@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { NewEvent } from '../src/port';
 import { SqliteEventStore } from '../src/sqlite-event-store';
 
@@ -98,52 +97,5 @@ describe('SqliteEventStore stream heads kept in memory', () => {
         );
       }
     }
-  });
-});
-
-describe('SqliteEventStore: data_version read once per synchronous stretch', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'stream-stretch-'));
-  const file = path.join(dir, 'events.db');
-  const store = new SqliteEventStore({ file, pollMs: 50 });
-  // Another process, as far as the store can tell: a raw connection, outside its bookkeeping.
-  const other = new Database(file);
-  const insert = other.prepare(
-    `INSERT INTO events (event_id, stream_id, revision, type, data, metadata)
-     VALUES (?, ?, ?, 'TestHappened.v1', '{}', '{}')`,
-  );
-  const versionReads = jest.spyOn(
-    (store as unknown as { stmt: { dataVersion: { get(): unknown } } }).stmt.dataVersion,
-    'get',
-  );
-  const nextStretch = () => new Promise((resolve) => setImmediate(resolve));
-  afterAll(async () => {
-    other.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('answers as of the stretch it started in, and sees another commit in the next one', async () => {
-    await nextStretch();
-    versionReads.mockClear();
-    expect(await store.streamRevision('s-1')).toBeNull();
-    insert.run(randomUUID(), 's-1', 0);
-    // Still the same stretch (only microtasks in between): one read of data_version in all.
-    expect(await store.streamRevision('s-1')).toBeNull();
-    expect(await store.streamRevisions(['s-1', 's-2'])).toEqual([null, null]);
-    expect(versionReads).toHaveBeenCalledTimes(1);
-    await nextStretch();
-    expect(await store.streamRevision('s-1')).toBe(0);
-    expect(versionReads).toHaveBeenCalledTimes(2);
-  });
-
-  it('reads again within a stretch after a commit by any store of this process', async () => {
-    const mine = new SqliteEventStore({ file, pollMs: 50 });
-    await nextStretch();
-    expect(await store.streamRevision('s-3')).toBeNull();
-    const appended = mine.append('s-3', [event()], 'no_stream');
-    // close() writes the pending append at once: a commit inside this very stretch.
-    const closed = mine.close();
-    expect(await store.streamRevision('s-3')).toBe(0);
-    await Promise.all([appended, closed]);
   });
 });
