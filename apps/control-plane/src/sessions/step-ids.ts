@@ -3,6 +3,10 @@ import { uuidFrom } from '../../../../libs/kernel/src';
 /** A UUIDv7, or an id whose first 8 bytes are one's (eventIdFor's version 8 over a v7 command id). */
 const TIME_ORDERED = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-/i;
 
+/** `derived` with `parent`'s first 8 bytes when `parent` is time-ordered, else `derived` as is. */
+const timeOrderedLike = (parent: string, derived: string): string =>
+  TIME_ORDERED.test(parent) ? parent.slice(0, 18) + derived.slice(18) : derived;
+
 /**
  * The id of a command one step of a process issues on behalf of `parent` (a request's command
  * or an event): derived, so a retried step is the same command, and time-ordered like the
@@ -11,10 +15,8 @@ const TIME_ORDERED = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-/i;
  * start land at the right edge of the event_id index beside the request's own event, instead
  * of dirtying a random index page each in every group commit.
  */
-export const stepCommandId = (parent: string, ...step: readonly string[]): string => {
-  const derived = uuidFrom(parent, ...step);
-  return TIME_ORDERED.test(parent) ? parent.slice(0, 18) + derived.slice(18) : derived;
-};
+export const stepCommandId = (parent: string, ...step: readonly string[]): string =>
+  timeOrderedLike(parent, uuidFrom(parent, ...step));
 
 /**
  * The id of the session a create command makes: derived from the command, so a retried create
@@ -23,7 +25,5 @@ export const stepCommandId = (parent: string, ...step: readonly string[]): strin
  * it keeps that id's first 8 bytes too, so `session-<id>` streams are added at the right edge of
  * the stream index instead of on a random page (twice per placement: requested, started).
  */
-export const sessionIdFor = (commandId: string): string => {
-  const derived = uuidFrom('session', commandId);
-  return TIME_ORDERED.test(commandId) ? commandId.slice(0, 18) + derived.slice(18) : derived;
-};
+export const sessionIdFor = (commandId: string): string =>
+  timeOrderedLike(commandId, uuidFrom('session', commandId));
