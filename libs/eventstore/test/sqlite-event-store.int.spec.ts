@@ -7,24 +7,14 @@ import path from 'node:path';
 import { ConcurrencyConflictError, NewEvent } from '../src/port';
 import { EventStoreInUseError, SqliteEventStore } from '../src/sqlite-event-store';
 import { eventStoreContract } from './event-store.contract';
+import { testEvent } from './support/test-event';
 
 const tempFile = (): { file: string; dir: string } => {
   const dir = mkdtempSync(path.join(os.tmpdir(), `eventstore-${randomUUID().slice(0, 8)}-`));
   return { dir, file: path.join(dir, 'events.db') };
 };
 
-const event = (type = 'TestHappened.v1'): NewEvent => ({
-  eventId: randomUUID(),
-  type,
-  data: { at: Date.now() },
-  metadata: {
-    correlationId: 'c',
-    causationId: 'c',
-    actor: { sub: 'system', roles: ['system'] },
-    occurredAt: new Date(0).toISOString(),
-    schemaVersion: 1,
-  },
-});
+const event = (type = 'TestHappened.v1'): NewEvent => testEvent(type, { at: Date.now() });
 
 eventStoreContract('SqliteEventStore', async () => {
   const { dir, file } = tempFile();

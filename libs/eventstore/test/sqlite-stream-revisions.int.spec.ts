@@ -1,22 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NewEvent } from '../src/port';
 import { SqliteEventStore } from '../src/sqlite-event-store';
+import { testEvent } from './support/test-event';
 
-const event = (): NewEvent => ({
-  eventId: randomUUID(),
-  type: 'TestHappened.v1',
-  data: {},
-  metadata: {
-    correlationId: 'c',
-    causationId: 'c',
-    actor: { sub: 'system', roles: ['system'] },
-    occurredAt: new Date(0).toISOString(),
-    schemaVersion: 1,
-  },
-});
+const event = (): NewEvent => testEvent();
 
 describe('SqliteEventStore.streamRevisions', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'stream-revisions-'));
