@@ -2,43 +2,9 @@ import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
-import { NODES, NodeDoc, nodesProjection } from '../nodes/nodes.projection';
+import { NODES, nodesProjection } from '../nodes/nodes.projection';
+import { gpuNodeDoc as node } from '../../../../test/support/node-docs';
 import { PlacementIndex } from './placement-index';
-
-const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): NodeDoc => ({
-  _id: hostname,
-  _rev: 0,
-  nodeId: hostname,
-  clusterId: 'c1',
-  hostname,
-  role: 'gpu',
-  poolId: null,
-  mode: 'shared',
-  labels: {},
-  status: 'ready',
-  online: true,
-  offlineReason: null,
-  gpuCount: 8,
-  runningSessions: 8 - free > 0 ? 1 : 0,
-  gpuModel: 'L40S',
-  freeCards: free,
-  freeCpu: 64,
-  freeMemoryGiB: 512,
-  capacity: { cpu: 64, memoryGiB: 512, diskGiB: 100 },
-  gpus: Array.from({ length: 8 }, (_, i) => ({
-    uuid: `${hostname}-${i}`,
-    model: 'L40S',
-    memoryGiB: 48,
-    sessionId: i < 8 - free ? 'busy' : null,
-    owner: i < 8 - free ? 'x' : null,
-  })),
-  allocations: {},
-  cordon: { desired: false, observed: false, reason: null },
-  drain: null,
-  registeredAt: '',
-  changedAt: '',
-  ...over,
-});
 
 const event = (position: number, streamId: string): StoredEvent => ({
   position,

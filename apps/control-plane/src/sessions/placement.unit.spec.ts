@@ -1,42 +1,8 @@
 import { SessionDemand } from '../nodes/node.decider';
 import { NodeDoc } from '../nodes/nodes.projection';
 import fc from 'fast-check';
+import { gpuNodeDoc as node } from '../../../../test/support/node-docs';
 import { FitList, NodeFit, accepts, fitOf, rankByBestFit } from './placement';
-
-const node = (hostname: string, free: number, over: Partial<NodeDoc> = {}): NodeDoc => ({
-  _id: hostname,
-  _rev: 0,
-  nodeId: hostname,
-  clusterId: 'c1',
-  hostname,
-  role: 'gpu',
-  poolId: null,
-  mode: 'shared',
-  labels: {},
-  status: 'ready',
-  online: true,
-  offlineReason: null,
-  gpuCount: 8,
-  runningSessions: 8 - free > 0 ? 1 : 0,
-  gpuModel: 'L40S',
-  freeCards: free,
-  freeCpu: 64,
-  freeMemoryGiB: 512,
-  capacity: { cpu: 64, memoryGiB: 512, diskGiB: 100 },
-  gpus: Array.from({ length: 8 }, (_, i) => ({
-    uuid: `${hostname}-${i}`,
-    model: 'L40S',
-    memoryGiB: 48,
-    sessionId: i < 8 - free ? 'busy' : null,
-    owner: i < 8 - free ? 'x' : null,
-  })),
-  allocations: {},
-  cordon: { desired: false, observed: false, reason: null },
-  drain: null,
-  registeredAt: '',
-  changedAt: '',
-  ...over,
-});
 
 const rank = (nodes: NodeDoc[], d: SessionDemand, poolId: string | null = null, limit?: number) =>
   rankByBestFit(nodes.map(fitOf), d, poolId, limit).map((n) => n.hostname);
