@@ -162,8 +162,9 @@ describe('the report fast path', () => {
     const find = jest.spyOn(store, 'find');
     try {
       expect(await liveness.reconcile()).toBe(0);
-      // At 100,000 nodes reading every online node took ~20 s of CPU on each period.
-      expect(find).not.toHaveBeenCalled();
+      // At 100,000 nodes reading every online node took ~20 s of CPU on each period. (Other
+      // collections may be read meanwhile: the queue ticker's safety net runs on its own.)
+      expect(find.mock.calls.filter(([collection]) => collection === 'nodes')).toEqual([]);
     } finally {
       find.mockRestore();
     }

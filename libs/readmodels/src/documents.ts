@@ -18,27 +18,63 @@ export function cloneValue<T>(value: T): T {
 }
 
 /**
- * The copy the embedded store keeps: a cloneValue copy in which small flat objects that
- * recur across documents (a node's capacity, its labels, an empty allocation map, cordon
- * flags: up to 4 fields, every value a string, boolean, null or finite number) are one
- * frozen instance from `pool` for every document holding the same content in the same key
- * order. Safe because stored documents are never handed out (reads copy them) and never
- * changed in place (writes replace them).
+ * The documents the embedded store keeps: immutable (frozen) copies that readers get as they
+ * are, without a copy per read. Parts of a new document that are kept instances already (the
+ * unchanged parts of a document a projection built from one it read) are shared, not copied:
+ * a write copies only what changed. Small flat objects that recur across documents (a node's
+ * capacity, its labels, an empty allocation map, cordon flags: up to 4 fields, every value a
+ * string, boolean, null or finite number) are one instance from `pool` for every document
+ * holding the same content in the same key order. A Date cannot be frozen (setTime), so an
+ * object holding one is never shared and a document holding one is copied on every read.
  */
-export function storedCopy<T>(value: T, pool: LeafPool): T {
-  const c = (v: unknown): unknown => {
-    if (v === null || typeof v !== 'object') return v;
-    if (Array.isArray(v)) return v.map(c);
-    if (v instanceof Date) return new Date(v.getTime());
-    const source = v as Record<string, unknown>;
-    const keys = Object.keys(source);
-    if (keys.length <= IN_OBJECT_SLOTS) {
-      const shared = pool.leaf(source, keys);
-      if (shared) return shared;
-    }
-    return copyObject(source, keys, c);
-  };
-  return c(value) as T;
+export class KeptDocuments {
+  /** Every frozen object or array kept, shareable by any document. */
+  private readonly instances = new WeakSet<object>();
+  /** Kept documents that hold a Date somewhere: read as copies. */
+  private readonly dated = new WeakSet<object>();
+
+  constructor(private readonly pool = new LeafPool()) {}
+
+  keep<T>(value: T): T {
+    let dates = 0;
+    const c = (v: unknown): unknown => {
+      if (v === null || typeof v !== 'object') return v;
+      if (this.instances.has(v)) return v;
+      if (v instanceof Date) {
+        dates++;
+        return new Date(v.getTime());
+      }
+      const before = dates;
+      let out: object;
+      if (Array.isArray(v)) out = v.map(c);
+      else {
+        const source = v as Record<string, unknown>;
+        const keys = Object.keys(source);
+        if (keys.length <= IN_OBJECT_SLOTS) {
+          const shared = this.pool.leaf(source, keys);
+          if (shared) {
+            this.instances.add(shared);
+            return shared;
+          }
+        }
+        out = copyObject(source, keys, c);
+      }
+      if (dates === before) this.instances.add(Object.freeze(out));
+      return out;
+    };
+    const kept = c(value);
+    if (dates > 0 && kept !== null && typeof kept === 'object') this.dated.add(kept);
+    return kept as T;
+  }
+
+  /** What a reader gets: the kept document itself, read-only, or a copy when it holds a Date. */
+  read<T>(doc: T): T {
+    return this.dated.has(doc as object) ? cloneValue(doc) : doc;
+  }
+
+  clear(): void {
+    this.pool.clear();
+  }
 }
 
 /** Interned small flat objects, bounded: when full it starts over (what is stored keeps its instances). */

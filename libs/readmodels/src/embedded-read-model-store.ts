@@ -1,6 +1,6 @@
 import { Query } from 'mingo';
 import { assertNever } from '../../kernel/src/decider';
-import { LeafPool, cloneValue, requireId, sameContent, storedCopy } from './documents';
+import { KeptDocuments, requireId, sameContent } from './documents';
 import {
   compareScalars,
   CursorValue,
@@ -30,8 +30,8 @@ const NO_IDS: ReadonlySet<string> = new Set();
 
 /**
  * In-process read models with MongoDB query semantics (mingo), rebuilt from the event log
- * at start. Documents are copied on the way in and out, so callers can never change what
- * is stored (and get mutable objects, as from the MongoDB adapter).
+ * at start. Documents are copied on the way in, frozen, and read as they are: callers can
+ * never change what is stored (a write to a document read throws, as the port says).
  */
 export class EmbeddedReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, Map<string, Doc>>();
@@ -39,8 +39,8 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   private readonly checkpoints = new Map<string, number>();
   /** collection → field → value key → ids: equality filters on these fields skip the scan. */
   private readonly indexes = new Map<string, Map<string, Map<string, Set<string>>>>();
-  /** Small flat sub-objects shared by the stored documents (see storedCopy). */
-  private readonly leaves = new LeafPool();
+  /** The stored documents' instances (see KeptDocuments). */
+  private readonly kept = new KeptDocuments();
 
   defineCollection(name: string, options: CollectionOptions = {}): void {
     if (options.insertOnly) this.insertOnly.add(name);
@@ -59,7 +59,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
 
   async get<T extends Doc>(collection: string, id: string): Promise<T | null> {
     const doc = this.docs(collection).get(id);
-    return doc ? (cloneValue(doc) as T) : null;
+    return doc ? (this.kept.read(doc) as T) : null;
   }
 
   async find<T extends Doc>(
@@ -78,7 +78,10 @@ export class EmbeddedReadModelStore implements ReadModelStore {
       plan,
       sorted ?? sortMatches(this.matching(collection, filter, plan.filter), plan.sort, plan.fetch),
     );
-    return { items: page.items.map((doc) => cloneValue(doc) as T), nextCursor: page.nextCursor };
+    return {
+      items: page.items.map((doc) => this.kept.read(doc) as T),
+      nextCursor: page.nextCursor,
+    };
   }
 
   async count(collection: string, filter: Filter): Promise<number> {
@@ -105,7 +108,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
       switch (op.op) {
         case 'upsert':
           this.refuseChangeToInsertOnly(op.collection, requireId(op.doc));
-          stage(op.collection, op.doc._id, storedCopy(op.doc, this.leaves));
+          stage(op.collection, op.doc._id, this.kept.keep(op.doc));
           break;
         case 'delete':
           this.refuseChangeToInsertOnly(op.collection, op.id);
@@ -113,7 +116,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
           break;
         case 'insert': {
           const existing = current(op.collection, requireId(op.doc));
-          if (!existing) stage(op.collection, op.doc._id, storedCopy(op.doc, this.leaves));
+          if (!existing) stage(op.collection, op.doc._id, this.kept.keep(op.doc));
           else if (!sameContent(existing, op.doc)) {
             throw new InsertOnlyViolationError(op.collection, op.doc._id);
           }
@@ -148,7 +151,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
 
   async reset(): Promise<void> {
     this.collections.clear();
-    this.leaves.clear();
+    this.kept.clear();
     for (const byField of this.indexes.values())
       for (const index of byField.values()) index.clear();
     this.checkpoints.clear();

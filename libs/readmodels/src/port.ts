@@ -56,6 +56,11 @@ export interface ReadModelStore {
    * with them; MongoDB creates them).
    */
   defineCollection(name: string, options?: CollectionOptions): void;
+  /**
+   * Documents read (get and find) are read-only: the embedded store hands out the instances
+   * it keeps, frozen, so writing to one throws. A change is a new object (spread what stays)
+   * passed to commit; the parts it shares with what was read are not copied again.
+   */
   get<T extends Doc>(collection: string, id: string): Promise<T | null>;
   find<T extends Doc>(collection: string, filter: Filter, options?: FindOptions): Promise<Page<T>>;
   count(collection: string, filter: Filter): Promise<number>;

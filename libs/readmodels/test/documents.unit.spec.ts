@@ -1,4 +1,4 @@
-import { LeafPool, cloneValue, sameContent, storedCopy } from '../src/documents';
+import { KeptDocuments, LeafPool, cloneValue, sameContent } from '../src/documents';
 
 // cloneValue copies common shapes through generated literals once they have been seen a few
 // times: every copy, before and after, must be the same deep copy.
@@ -54,50 +54,84 @@ describe('cloneValue', () => {
   });
 });
 
-describe('storedCopy', () => {
-  it('shares equal small flat objects across documents, and copies everything else', () => {
-    const pool = new LeafPool();
-    const doc = (i: number) => ({
-      _id: `n${i}`,
-      capacity: { cpu: 64, memoryGiB: 512, diskGiB: 2000 },
-      labels: { 'fleet/mode': 'shared', zone: `zone-${i % 2}` },
-      allocations: {},
-      gpus: [{ uuid: `GPU-${i}`, model: 'L40S', memoryGiB: 48, sessionId: null, owner: null }],
-      at: new Date(i),
-    });
-    const a = storedCopy(doc(0), pool);
-    const b = storedCopy(doc(2), pool);
-    const c = storedCopy(doc(1), pool);
+describe('KeptDocuments', () => {
+  const doc = (i: number) => ({
+    _id: `n${i}`,
+    capacity: { cpu: 64, memoryGiB: 512, diskGiB: 2000 },
+    labels: { 'fleet/mode': 'shared', zone: `zone-${i % 2}` },
+    allocations: {},
+    gpus: [{ uuid: `GPU-${i}`, model: 'L40S', memoryGiB: 48, sessionId: null, owner: null }],
+  });
+
+  it('keeps frozen copies, sharing equal small flat objects across documents', () => {
+    const kept = new KeptDocuments();
+    const source = doc(0);
+    const a = kept.keep(source);
+    const b = kept.keep(doc(2));
+    const c = kept.keep(doc(1));
     expect(a).toEqual(doc(0));
     expect(c).toEqual(doc(1));
     expect(a.capacity).toBe(b.capacity);
     expect(a.labels).toBe(b.labels);
     expect(a.labels).not.toBe(c.labels);
     expect(a.allocations).toBe(c.allocations);
-    expect(Object.isFrozen(a.capacity)).toBe(true);
-    expect(a.gpus[0]).not.toBe(doc(0).gpus[0]);
-    expect(a.at).not.toBe(b.at);
-    // Reads copy: what a caller gets is its own, mutable.
-    const read = cloneValue(a);
-    read.capacity.cpu = 1;
-    expect(a.capacity.cpu).toBe(64);
+    // Copied on the way in: the writer's objects stay its own.
+    expect(a.gpus[0]).not.toBe(source.gpus[0]);
+    source.gpus[0].owner = 'changed' as never;
+    expect(a.gpus[0].owner).toBeNull();
+    // Read as they are, and read-only all the way down.
+    expect(kept.read(a)).toBe(a);
+    for (const part of [a, a.capacity, a.gpus, a.gpus[0]]) expect(Object.isFrozen(part)).toBe(true);
+    expect(() => {
+      (kept.read(a).gpus[0] as { owner: string | null }).owner = 'x';
+    }).toThrow(TypeError);
+  });
+
+  it('shares the kept parts of a document built from one read, copying only what changed', () => {
+    const kept = new KeptDocuments();
+    const a = kept.keep(doc(0));
+    const changed = { ...kept.read(a), gpus: a.gpus.map((g) => ({ ...g, sessionId: 's1' })) };
+    const b = kept.keep(changed);
+    expect(b).not.toBe(a);
+    expect(b.capacity).toBe(a.capacity);
+    expect(b.gpus).not.toBe(a.gpus);
+    expect(b.gpus[0]).toEqual({ ...a.gpus[0], sessionId: 's1' });
+    expect(Object.isFrozen(b.gpus[0])).toBe(true);
+    // Keeping a kept document again copies nothing.
+    expect(kept.keep(b)).toBe(b);
+  });
+
+  it('never shares an object holding a Date, and reads documents holding one as copies', () => {
+    const kept = new KeptDocuments();
+    const at = new Date(5);
+    const a = kept.keep({ _id: 'x', when: { at }, flat: { n: 1 } });
+    expect(a.when.at).toEqual(at);
+    expect(a.when.at).not.toBe(at);
+    const read = kept.read(a);
+    expect(read).toEqual(a);
+    expect(read).not.toBe(a);
+    read.when.at.setTime(0);
+    expect(a.when.at.getTime()).toBe(5);
+    // The Date-free part is still a shared, frozen instance.
+    expect(kept.keep({ other: a.flat }).other).toBe(a.flat);
+    expect(Object.isFrozen(a.when)).toBe(false);
   });
 
   it('never shares what JSON cannot tell apart: -0, NaN, Infinity, undefined', () => {
-    const pool = new LeafPool();
-    expect(Object.is(storedCopy({ x: { v: -0 } }, pool).x.v, -0)).toBe(true);
-    expect(Object.is(storedCopy({ x: { v: 0 } }, pool).x.v, 0)).toBe(true);
-    expect(storedCopy({ x: { v: NaN } }, pool).x.v).toBeNaN();
-    expect(storedCopy({ x: { v: null } }, pool).x.v).toBeNull();
-    expect(storedCopy({ x: { v: Infinity } }, pool).x.v).toBe(Infinity);
-    expect(storedCopy({ x: { v: undefined, w: 1 } }, pool).x).toEqual({ w: 1 });
-    expect(storedCopy({ x: { v: '1' } }, pool).x.v).toBe('1');
-    expect(storedCopy({ x: { v: 1 } }, pool).x.v).toBe(1);
+    const kept = new KeptDocuments();
+    expect(Object.is(kept.keep({ x: { v: -0 } }).x.v, -0)).toBe(true);
+    expect(Object.is(kept.keep({ x: { v: 0 } }).x.v, 0)).toBe(true);
+    expect(kept.keep({ x: { v: NaN } }).x.v).toBeNaN();
+    expect(kept.keep({ x: { v: null } }).x.v).toBeNull();
+    expect(kept.keep({ x: { v: Infinity } }).x.v).toBe(Infinity);
+    expect(kept.keep({ x: { v: undefined, w: 1 } }).x).toEqual({ w: 1 });
+    expect(kept.keep({ x: { v: '1' } }).x.v).toBe('1');
+    expect(kept.keep({ x: { v: 1 } }).x.v).toBe(1);
   });
 
-  it('starts over when full, keeping what is stored intact', () => {
-    const pool = new LeafPool(2);
-    const docs = Array.from({ length: 5 }, (_, i) => storedCopy({ leaf: { i } }, pool));
+  it('starts the pool over when full, keeping what is stored intact', () => {
+    const kept = new KeptDocuments(new LeafPool(2));
+    const docs = Array.from({ length: 5 }, (_, i) => kept.keep({ leaf: { i } }));
     expect(docs.map((d) => d.leaf.i)).toEqual([0, 1, 2, 3, 4]);
   });
 });
