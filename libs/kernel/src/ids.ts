@@ -1,4 +1,4 @@
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash as digest, randomFillSync } from 'node:crypto';
 
 const hexOf = (bytes: Buffer): string => {
   const hex = bytes.toString('hex');
@@ -7,7 +7,8 @@ const hexOf = (bytes: Buffer): string => {
 
 /** RFC 4122 version-5 style UUID (SHA-1 of namespace + name), deterministic. */
 export const uuidFrom = (...parts: readonly string[]): string => {
-  const hash = createHash('sha1').update(parts.join('\u0000')).digest();
+  // One-shot hash: about a microsecond less than createHash().update().digest() per id.
+  const hash = digest('sha1', parts.join('\u0000'), 'buffer');
   const bytes = Buffer.from(hash.subarray(0, 16));
   bytes[6] = (bytes[6] & 0x0f) | 0x50;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
@@ -62,7 +63,7 @@ export const uuidV7 = (nowMs: number = Date.now()): string => {
  * over every page. Version 8 (RFC 9562 custom layout) since half of it is a hash.
  */
 export const eventIdFor = (commandId: string, index: number): string => {
-  const hash = createHash('sha1').update(`event\u0000${commandId}\u0000${index}`).digest();
+  const hash = digest('sha1', `event\u0000${commandId}\u0000${index}`, 'buffer');
   const bytes = Buffer.allocUnsafe(16);
   const prefix = commandId.replace(/-/g, '');
   if (/^[0-9a-f]{16}/i.test(prefix)) bytes.write(prefix.slice(0, 16), 0, 'hex');

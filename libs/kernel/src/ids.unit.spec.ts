@@ -81,4 +81,9 @@ describe('eventIdFor', () => {
     expect(versionOf(id)).toBe('5');
     expect(uuidFrom('node', 'c1', 'gpu-a-01')).toBe(id);
   });
+
+  it('derives the same ids in every version: node and session ids are stored in the log', () => {
+    // SHA-1 of the UTF-8 parts joined by NUL, as computed by createHash when the rule was set.
+    expect(uuidFrom('session', '노드-01')).toBe('745e54c1-1cec-5247-a43a-929fbf58ea67');
+  });
 });
