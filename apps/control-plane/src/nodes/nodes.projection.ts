@@ -53,6 +53,25 @@ export type NodeDoc = {
   changedAt: string;
 };
 
+/**
+ * Each card with the session holding it. Cards whose holder did not change stay the same
+ * objects, and so does the list when none changed: the read-model store then keeps them as
+ * they are instead of copying every card of the node on each allocation.
+ */
+const cardViews = (gpus: NodeGpuView[], held: ReadonlyMap<string, Allocation>): NodeGpuView[] => {
+  let out: NodeGpuView[] | undefined;
+  for (let i = 0; i < gpus.length; i++) {
+    const g = gpus[i];
+    const a = held.get(g.uuid);
+    const sessionId = a?.sessionId ?? null;
+    const owner = a?.owner ?? null;
+    if (g.sessionId === sessionId && g.owner === owner) continue;
+    out ??= gpus.slice();
+    out[i] = { ...g, sessionId, owner };
+  }
+  return out ?? gpus;
+};
+
 const withStatus = (doc: NodeDoc): NodeDoc => {
   const runningSessions = Object.keys(doc.allocations).length;
   const held = new Map<string, Allocation>();
@@ -67,11 +86,7 @@ const withStatus = (doc: NodeDoc): NodeDoc => {
     freeCpu: doc.capacity.cpu - allocations.reduce((sum, a) => sum + a.cpu, 0),
     freeMemoryGiB: doc.capacity.memoryGiB - allocations.reduce((sum, a) => sum + a.memoryGiB, 0),
     gpuCount: doc.gpus.length,
-    gpus: doc.gpus.map((g) => ({
-      ...g,
-      sessionId: held.get(g.uuid)?.sessionId ?? null,
-      owner: held.get(g.uuid)?.owner ?? null,
-    })),
+    gpus: cardViews(doc.gpus, held),
     status: !doc.online
       ? 'offline'
       : doc.cordon.desired

@@ -1,0 +1,91 @@
+import { NodeEvent } from './node.events';
+import { NodeDoc, projectNode } from './nodes.projection';
+
+const at = '2026-12-03T08:00:00.000Z';
+const registered: NodeEvent = {
+  type: 'NodeRegistered',
+  data: {
+    nodeId: 'n1',
+    clusterId: 'c1',
+    hostname: 'gpu-01',
+    role: 'gpu',
+    labels: { 'fleet/mode': 'shared' },
+    mode: 'shared',
+    capacity: { cpu: 64, memoryGiB: 512, diskGiB: 2000 },
+    gpus: ['a', 'b', 'c'].map((u) => ({ uuid: `GPU-${u}`, model: 'L40S', memoryGiB: 48 })),
+    kubeletReady: true,
+    unschedulable: false,
+    observedAt: at,
+    registeredAt: at,
+  },
+};
+const allocate = (sessionId: string, gpus: string[]): NodeEvent => ({
+  type: 'NodeCapacityAllocated',
+  data: { nodeId: 'n1', sessionId, owner: 'alice', gpus, cpu: 8, memoryGiB: 64, at },
+});
+
+/** Given events from registration on, the document after each. */
+const given = (...events: NodeEvent[]): NodeDoc[] => {
+  const docs: NodeDoc[] = [];
+  let doc: NodeDoc | null = null;
+  events.forEach((e, revision) => {
+    doc = projectNode(doc, e, revision);
+    docs.push(doc!);
+  });
+  return docs;
+};
+
+describe('the Nodes screen projection', () => {
+  it('shows a registered node ready with every card free', () => {
+    const [doc] = given(registered);
+    expect(doc).toMatchObject({ status: 'ready', gpuCount: 3, freeCards: 3, gpuModel: 'L40S' });
+    expect(doc.gpus.map((g) => g.sessionId)).toEqual([null, null, null]);
+  });
+
+  it('shows the session holding each card, and busy while any is held', () => {
+    const [, held, released] = given(registered, allocate('s1', ['GPU-b']), {
+      type: 'NodeCapacityReleased',
+      data: { nodeId: 'n1', sessionId: 's1', at },
+    });
+    expect(held).toMatchObject({ status: 'busy', freeCards: 2, runningSessions: 1, freeCpu: 56 });
+    expect(held.gpus[1]).toMatchObject({ uuid: 'GPU-b', sessionId: 's1', owner: 'alice' });
+    expect(released).toMatchObject({ status: 'ready', freeCards: 3, runningSessions: 0 });
+    expect(released.gpus[1]).toMatchObject({ sessionId: null, owner: null });
+  });
+
+  it('keeps the cards an event did not touch as the same objects (the store then shares them)', () => {
+    const [before, after, cordoned] = given(registered, allocate('s1', ['GPU-b']), {
+      type: 'NodeCordoned',
+      data: { nodeId: 'n1', reason: 'maintenance', at },
+    });
+    expect(after.gpus).not.toBe(before.gpus);
+    expect(after.gpus[0]).toBe(before.gpus[0]);
+    expect(after.gpus[1]).not.toBe(before.gpus[1]);
+    expect(after.gpus[2]).toBe(before.gpus[2]);
+    // No card changed: the very same list.
+    expect(cordoned.gpus).toBe(after.gpus);
+    expect(cordoned.status).toBe('cordoned');
+  });
+
+  it('ranks offline above cordoned above busy', () => {
+    const [, , cordoned, offline] = given(
+      registered,
+      allocate('s1', ['GPU-a']),
+      { type: 'NodeCordoned', data: { nodeId: 'n1', reason: null, at } },
+      {
+        type: 'NodeWentOffline',
+        data: {
+          nodeId: 'n1',
+          clusterId: 'c1',
+          hostname: 'gpu-01',
+          reason: 'heartbeat_timeout',
+          from: 'cordoned',
+          lastSeenAt: at,
+          at,
+        },
+      },
+    );
+    expect(cordoned.status).toBe('cordoned');
+    expect(offline).toMatchObject({ status: 'offline', offlineReason: 'heartbeat_timeout' });
+  });
+});
