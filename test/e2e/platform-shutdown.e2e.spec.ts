@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
-import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { DELAYED_JOBS, EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { SubscriptionRunner } from '../../libs/cqrs/src';
+import { DelayedJobs } from '../../libs/jobs/src/port';
 import { EventStoreInUseError } from '../../libs/eventstore/src/sqlite-event-store';
 import { startApp } from '../support/app';
 
@@ -44,6 +46,29 @@ describe('graceful shutdown', () => {
     expect(order).toEqual(['answered', 'closed']);
 
     await expect(request(t.url).get('/health/live')).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('the order of shutdown', () => {
+  it('stops the reactors before the jobs client closes, the projections after it', async () => {
+    const t = await startApp();
+    const runner = t.app.get(SubscriptionRunner);
+    const jobs = t.app.get<DelayedJobs>(DELAYED_JOBS);
+    const names = async () => (await runner.status()).map((s) => s.name);
+    expect((await names()).filter((n) => n.startsWith('reactor:')).length).toBeGreaterThan(0);
+    const close = jobs.close.bind(jobs);
+    let runningWhenJobsClosed: string[] = [];
+    jest.spyOn(jobs, 'close').mockImplementation(async () => {
+      runningWhenJobsClosed = await names();
+      return close();
+    });
+    await t.close();
+    expect(jobs.close).toHaveBeenCalled();
+    // Reactors schedule and cancel jobs: none may still run when the client quits Redis.
+    expect(runningWhenJobsClosed.filter((n) => n.startsWith('reactor:'))).toEqual([]);
+    expect(runningWhenJobsClosed.filter((n) => n.startsWith('projection:')).length).toBeGreaterThan(
+      0,
+    );
   });
 });
 

@@ -21,6 +21,10 @@ export type ReactorOptions = {
   readonly saveEveryMs?: number;
 };
 
+/** The subscription name a reactor runs under (in status and metrics; its checkpoint is kept under its own name). */
+export const reactorSubscriberName = (reactor: Pick<Reactor, 'name'>): string =>
+  `reactor:${reactor.name}`;
+
 export const reactorSubscriber = (
   reactor: Reactor,
   checkpoints: CheckpointStore,
@@ -46,7 +50,7 @@ export const reactorSubscriber = (
     return writing;
   };
   return {
-    name: `reactor:${reactor.name}`,
+    name: reactorSubscriberName(reactor),
     loadCheckpoint: async () => {
       written = await checkpoints.load(reactor.name);
       return written;

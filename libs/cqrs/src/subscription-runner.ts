@@ -194,6 +194,21 @@ export class SubscriptionRunner {
     if (this.unwatch) await subscription.start();
   }
 
+  /**
+   * Stops the named subscribers (each after the page it is handling) and forgets them; the
+   * others run on. Their checkpoints hold what they have not handled: they resume from there
+   * when added again (at the next start).
+   */
+  async remove(names: readonly string[]): Promise<void> {
+    const removed = names.flatMap((name) => {
+      const s = this.subscriptions.get(name);
+      if (!s) return [];
+      this.subscriptions.delete(name);
+      return [s];
+    });
+    await Promise.all(removed.map((s) => s.stop()));
+  }
+
   async start(): Promise<void> {
     this.unwatch = this.store.watch(() => {
       for (const s of this.subscriptions.values()) s.notify();

@@ -64,6 +64,34 @@ describe('the subscription runner', () => {
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
 
+  it('stops and forgets the subscribers removed, the others running on', async () => {
+    const kept: number[] = [];
+    const removed: number[] = [];
+    const runner = new SubscriptionRunner(store, { pageSize: 7 });
+    const reactor = (name: string, into: number[]) =>
+      reactorSubscriber(
+        { name, react: async (e) => void into.push((e.data as { i: number }).i) },
+        checkpoints,
+      );
+    await runner.add(reactor('kept', kept));
+    await runner.add(reactor('removed', removed));
+    await runner.start();
+    await appendMany(0, 10);
+    await runner.caughtUp();
+    await runner.remove(['reactor:removed', 'reactor:unknown']);
+    expect((await runner.status()).map((s) => s.name)).toEqual(['reactor:kept']);
+    await appendMany(10, 10);
+    await runner.caughtUp();
+    expect(kept).toHaveLength(20);
+    expect(removed).toHaveLength(10);
+    // Its checkpoint stays where it stopped: added again, it resumes with the rest.
+    expect(await checkpoints.load('removed')).toBe(10);
+    await runner.add(reactor('removed', removed));
+    await runner.caughtUp();
+    expect(removed).toEqual(kept);
+    await runner.stop();
+  });
+
   it('restarted from its checkpoint neither skips nor repeats an event', async () => {
     await appendMany(0, 30);
     const seen: number[] = [];

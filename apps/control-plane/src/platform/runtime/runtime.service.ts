@@ -11,6 +11,7 @@ import {
   SubscriptionRunner,
   projectionSubscriber,
   reactorSubscriber,
+  reactorSubscriberName,
 } from '../../../../../libs/cqrs/src';
 import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
@@ -80,6 +81,10 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // Reactors schedule and cancel jobs: they stop before the jobs client closes, instead of
+    // sending commands on a connection being quit. What they have not handled stays behind
+    // their checkpoints for the next start; projections run on for commands still finishing.
+    await this.runner.remove(this.registry.reactors.map(reactorSubscriberName));
     await this.jobs.close().catch((e) => this.logger.warn(`closing jobs: ${String(e)}`));
     await this.runner.stop();
     await this.checkpoints.close();
