@@ -4,7 +4,9 @@
  * (embedded stores, no Redis), registers a small fleet, then sends each request kind through
  * `fastify.inject` (no sockets: the figures exclude kernel and socket costs, which the bare
  * route pays too) and prints the median µs of CPU per request over several rounds beside a
- * bare Fastify route doing the same through inject.
+ * bare Fastify route doing the same through inject. Kinds: a no-op cordon, single-node and
+ * 100-node no-change reports, and a one-card placement (`POST /v1/sessions`, one at a time,
+ * so each of its three commands commits alone; with the work it sets off in projections).
  *
  *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
  */
@@ -87,6 +89,12 @@ const main = async (): Promise<void> => {
         `Bearer ${await tokens.sign({ sub: `op-${c}`, roles: ['operator'], clusters: [clusterIdOf(c)] })}`,
     ),
   );
+  const users = await Promise.all(
+    Array.from(
+      { length: 20 },
+      async (_, u) => `Bearer ${await tokens.sign({ sub: `user-${u}`, roles: ['user'] })}`,
+    ),
+  );
   const json = (authorization: string) => ({ 'content-type': 'application/json', authorization });
   for (let c = 0; c < clusters; c++) {
     for (let from = 0; from < perCluster; from += 100) {
@@ -119,7 +127,13 @@ const main = async (): Promise<void> => {
   const singles: string[][] = Array.from({ length: clusters }, (_, c) =>
     Array.from({ length: perCluster }, (_, n) => reportBody(c, n, 1)),
   );
-  const kinds: Array<[string, Inject, number, (i: number) => Parameters<Inject>[0]]> = [
+  const sessionBody = JSON.stringify({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1 });
+  // Placements take a card each and keep it: warm-up and rounds must fit the fleet's cards.
+  const placements = Math.min(
+    Math.max(50, Math.floor(requests / 4)),
+    Math.floor((clusters * perCluster * 8) / (rounds + 1)),
+  );
+  const kinds: Array<[string, Inject, number, (i: number) => Parameters<Inject>[0], number?]> = [
     [
       'bare Fastify POST /echo',
       bareInject,
@@ -146,6 +160,19 @@ const main = async (): Promise<void> => {
           payload: list[Math.floor(i / clusters) % list.length],
         };
       },
+    ],
+    [
+      // One at a time: each of its three commands commits alone (no group commit to share).
+      'placement, one card (sequential)',
+      appInject,
+      placements,
+      (i) => ({
+        method: 'POST',
+        url: '/v1/sessions',
+        headers: json(users[i % users.length]),
+        payload: sessionBody,
+      }),
+      201,
     ],
     [
       '100-node no-change report',
@@ -181,9 +208,9 @@ const main = async (): Promise<void> => {
     inspector.connect();
     await inspector.post('Profiler.enable');
   }
-  for (const [name, inject, n, make] of kinds) {
+  for (const [name, inject, n, make, expect = 200] of kinds) {
     if (!name.includes(only)) continue;
-    await measure(inject, n, make, 200); // warm-up: a full round
+    await measure(inject, n, make, expect); // warm-up: a full round
     const samples: number[] = [];
     // Pause time of every GC in the measured rounds (wall ms of the main thread).
     let gcMs = 0;
@@ -192,7 +219,7 @@ const main = async (): Promise<void> => {
     });
     gc.observe({ entryTypes: ['gc'] });
     if (profileTo) await inspector.post('Profiler.start');
-    for (let r = 0; r < rounds; r++) samples.push(await measure(inject, n, make, 200));
+    for (let r = 0; r < rounds; r++) samples.push(await measure(inject, n, make, expect));
     await new Promise((resolve) => setImmediate(resolve));
     gc.disconnect();
     if (profileTo) {
