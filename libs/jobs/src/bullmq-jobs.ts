@@ -1,5 +1,6 @@
 import { Job, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
+import { ThrottledLog } from '../../kernel/src/throttled-log';
 import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_CONCURRENCY } from './in-process-jobs';
 import { DelayedJobs, JobHandler, QueueCounts, QueueOptions } from './port';
 
@@ -51,6 +52,8 @@ export class BullmqJobs implements DelayedJobs {
   private readonly registered = new Map<string, Registered>();
   private started = false;
   private closing: Promise<void> | null = null;
+  /** A Redis that is down fails every connection and worker on each retry: logged once per 10 s. */
+  private readonly errors = new ThrottledLog((message, error) => console.error(message, error));
 
   constructor(private readonly options: BullmqJobsOptions) {
     this.prefix = options.prefix ?? 'fleet';
@@ -58,6 +61,8 @@ export class BullmqJobs implements DelayedJobs {
     this.workerConnection = new IORedis(options.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error) => this.reportError('redis', error));
     this.workerConnection.on('error', (error) => this.reportError('redis', error));
+    // Connected (again): the next failure is news, logged at once.
+    this.connection.on('ready', () => this.errors.clear());
   }
 
   register<P>(queue: string, handler: JobHandler<P>, options: QueueOptions = {}): void {
@@ -229,7 +234,9 @@ export class BullmqJobs implements DelayedJobs {
   }
 
   private reportError(context: string, error: unknown): void {
-    if (this.options.onError) this.options.onError(context, error);
-    else console.error(`jobs: ${context}:`, error);
+    if (this.options.onError) return this.options.onError(context, error);
+    const e = error as { code?: unknown; message?: unknown } | null;
+    const key = String(e?.code ?? e?.message ?? error);
+    this.errors.log(key, `jobs: ${context}:`, error);
   }
 }

@@ -28,3 +28,18 @@ export const invalidTransition = (what: string, from: string, command: string): 
 
 export const forbidden = (message: string): DomainError =>
   new DomainError('forbidden', message, 'forbidden');
+
+/**
+ * A store or service the request needs did not answer (Redis down, say). Not a refusal:
+ * nothing was done, and the same request may succeed in a moment. HTTP: 503 `unavailable`.
+ */
+export class UnavailableError extends Error {
+  constructor(
+    /** What did not answer, as an operator names it, e.g. `heartbeat store (Redis)`. */
+    readonly dependency: string,
+    override readonly cause: unknown,
+  ) {
+    super(`${dependency} is not answering: nothing was done, retry shortly`);
+    this.name = 'UnavailableError';
+  }
+}

@@ -3,3 +3,4 @@ export * from './decider';
 export * from './errors';
 export * from './ids';
 export * from './codec';
+export * from './throttled-log';

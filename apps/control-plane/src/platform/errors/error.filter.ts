@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError, UnavailableError } from '../../../../../libs/kernel/src';
 import { ErrorEnvelope, STATUS_BY_KIND, envelope } from './error-envelope';
 
 const CODE_BY_STATUS: Readonly<Record<number, string>> = {
@@ -36,6 +36,8 @@ export class ErrorFilter implements ExceptionFilter {
     const request = ctx.getRequest<FastifyRequest & { correlationId?: string }>();
     const reply = ctx.getResponse<FastifyReply>();
     const [status, body] = this.describe(exception, request.correlationId ?? String(request.id));
+    // A dependency out of reach is usually back within seconds.
+    if (status === 503) void reply.header('retry-after', '1');
     void reply.status(status).send(body);
   }
 
@@ -44,6 +46,19 @@ export class ErrorFilter implements ExceptionFilter {
       return [
         STATUS_BY_KIND[exception.kind],
         envelope(exception.code, exception.message, exception.details),
+      ];
+    }
+    if (exception instanceof UnavailableError) {
+      this.logger.warn(
+        { correlationId, dependency: exception.dependency, err: String(exception.cause) },
+        'dependency unavailable',
+      );
+      return [
+        503,
+        envelope('unavailable', exception.message, {
+          dependency: exception.dependency,
+          correlationId,
+        }),
       ];
     }
     const fastifyCode = (exception as { code?: unknown })?.code;

@@ -17,6 +17,11 @@ const ERROR_RESPONSES = [
   { status: 409, description: 'the command was refused and changed nothing (node_busy, ...)' },
   { status: 413, description: 'payload_too_large' },
   { status: 500, description: 'internal_error: details.correlationId names the request' },
+  {
+    status: 503,
+    description:
+      'unavailable: a store the request needs is not answering; nothing was done, retry (Retry-After)',
+  },
 ] as const;
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
