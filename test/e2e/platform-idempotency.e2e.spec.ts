@@ -1,6 +1,9 @@
 import request from 'supertest';
 import { EventStore } from '../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { IDEMPOTENCY_STORE } from '../../apps/control-plane/src/platform/idempotency/idempotency.hooks';
+import { IdempotencyStore } from '../../apps/control-plane/src/platform/idempotency/idempotency.store';
+import { UnavailableError } from '../../libs/kernel/src';
 import { startApp, TestApp } from '../support/app';
 import { gpuNode, report } from '../support/reports';
 
@@ -40,6 +43,24 @@ describe.each([
     admin = await t.auth('root', ['admin']);
   });
   afterAll(async () => t.close());
+
+  it('answers a done command even when its response cannot be kept, and a retry appends nothing new', async () => {
+    const keys = t.app.get<IdempotencyStore>(IDEMPOTENCY_STORE);
+    const put = jest
+      .spyOn(keys, 'put')
+      .mockRejectedValueOnce(new UnavailableError('idempotency store (Redis)', new Error('down')));
+    const start = await head();
+    const first = await create('k-unkept', cluster('unkept'));
+    expect(put).toHaveBeenCalled();
+    put.mockRestore();
+    expect(first.status).toBe(201);
+    const after = await head();
+    const again = await create('k-unkept', cluster('unkept'));
+    // Decided again under the same command id: the same cluster, nothing appended by the retry.
+    expect(again.body.clusterId).toBe(first.body.clusterId);
+    expect(await appendedBy(again, after)).toEqual([]);
+    expect(after).toBeGreaterThan(start);
+  });
 
   it('replays the first response, status and body, and appends nothing for the retry', async () => {
     const start = await head();

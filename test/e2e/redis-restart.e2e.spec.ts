@@ -98,6 +98,17 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
       code: 'unavailable',
       details: { dependency: 'heartbeat store (Redis)' },
     });
+    // A command with an Idempotency-Key needs the key store (Redis too): the same answer.
+    const cordon = await request(t.url)
+      .post(`/v1/nodes/${chatty}/cordon`)
+      .set(admin)
+      .set('Idempotency-Key', 'cordon-while-redis-is-down')
+      .send({ reason: 'maintenance' });
+    expect(cordon.status).toBe(503);
+    expect(cordon.body.error).toMatchObject({
+      code: 'unavailable',
+      details: { dependency: 'idempotency store (Redis)' },
+    });
     expect(await log()).toEqual(before);
     const downFor = Date.now() - killedAt;
 

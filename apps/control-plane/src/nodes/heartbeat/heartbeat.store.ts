@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { ThrottledLog, UnavailableError } from '../../../../../libs/kernel/src';
+import { logConnectionErrors, orUnavailable } from '../../platform/runtime/redis-unavailable';
 
 /**
  * Heartbeats are not events (like Kubernetes' node Lease objects): a report that changes
@@ -70,59 +70,35 @@ const decode = (raw: string | null): Heartbeat | null => {
   return { seenAt: Number(seen), observedAt: observed ? Number(observed) : null };
 };
 
-/** Errors ioredis gives when Redis cannot be reached (not a command Redis refused). */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
-export const isRedisUnreachable = (error: unknown): boolean => {
-  const e = error as { name?: unknown; code?: unknown; message?: unknown } | null;
-  return (
-    // Not exported by ioredis: the command gave up while reconnecting.
-    e?.name === 'MaxRetriesPerRequestError' ||
-    (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) ||
-    e?.message === 'Connection is closed.'
-  );
-};
-
 const DEPENDENCY = 'heartbeat store (Redis)';
 
 /** One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET. */
 export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly redis: Redis;
   private readonly key: string;
-  private readonly errors = new ThrottledLog((message, error) => console.error(message, error));
 
   constructor(url: string, prefix: string) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
     this.key = `${prefix}:heartbeats`;
-    // Reported by readiness and by the requests that need it (503); logged once per 10 s.
-    this.redis.on('error', (error: { code?: string; message?: string }) =>
-      this.errors.log(String(error.code ?? error.message), `heartbeats: redis:`, error),
-    );
-    this.redis.on('ready', () => this.errors.clear());
+    logConnectionErrors(this.redis, 'heartbeats');
   }
 
   async touch(beats: readonly Beat[]): Promise<void> {
     if (beats.length === 0) return;
     const args: string[] = [];
     for (const b of beats) args.push(b.nodeId, encode(b));
-    await this.answer(() => this.redis.hset(this.key, ...args));
+    await orUnavailable(DEPENDENCY, () => this.redis.hset(this.key, ...args));
   }
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
     if (nodeIds.length === 0) return [];
-    return (await this.answer(() => this.redis.hmget(this.key, ...nodeIds))).map(decode);
+    return (await orUnavailable(DEPENDENCY, () => this.redis.hmget(this.key, ...nodeIds))).map(
+      decode,
+    );
   }
 
   async remove(nodeId: string): Promise<void> {
-    await this.answer(() => this.redis.hdel(this.key, nodeId));
-  }
-
-  /** Redis out of reach is UnavailableError (a 503: retry), anything else as it is. */
-  private async answer<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      return await command();
-    } catch (error) {
-      throw isRedisUnreachable(error) ? new UnavailableError(DEPENDENCY, error) : error;
-    }
+    await orUnavailable(DEPENDENCY, () => this.redis.hdel(this.key, nodeId));
   }
 
   async ping(): Promise<void> {

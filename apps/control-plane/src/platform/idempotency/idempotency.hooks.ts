@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DomainError, uuidFrom } from '../../../../../libs/kernel/src';
+import { Logger } from '@nestjs/common';
+import { DomainError, UnavailableError, uuidFrom } from '../../../../../libs/kernel/src';
 import { bearerToken } from '../auth/auth.guard';
 import { Caller } from '../auth/caller';
 import { TokenService } from '../auth/token-service';
@@ -9,6 +10,7 @@ import { PlatformRequest } from '../http/command-context';
 import { IdempotencyStore } from './idempotency.store';
 
 export const IDEMPOTENCY_STORE = Symbol('IDEMPOTENCY_STORE');
+const logger = new Logger('idempotency');
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -139,12 +141,19 @@ export const installIdempotency = (
       const status = reply.statusCode;
       if (status >= 200 && status < 300) {
         const body = typeof payload === 'string' && payload !== '' ? JSON.parse(payload) : null;
-        await store.put(pending.scope, {
-          bodyHash: pending.bodyHash,
-          status,
-          body,
-          at: Date.now(),
-        });
+        try {
+          await store.put(pending.scope, {
+            bodyHash: pending.bodyHash,
+            status,
+            body,
+            at: Date.now(),
+          });
+        } catch (error) {
+          // The command is done: its caller gets its answer. Unkept, a replay is decided
+          // again under the same command id (derived from the key), which appends nothing new.
+          if (!(error instanceof UnavailableError)) throw error;
+          logger.warn(`Idempotency-Key response not kept: ${error.message}`);
+        }
       }
     } finally {
       pending.release();

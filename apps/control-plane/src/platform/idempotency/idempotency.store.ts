@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import Redis from 'ioredis';
+import { logConnectionErrors, orUnavailable } from '../runtime/redis-unavailable';
 
 /** A successful response kept for replays of the same Idempotency-Key. */
 export type StoredResponse = {
@@ -76,6 +77,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 }
 
+const IDEMPOTENCY_STORE = 'idempotency store (Redis)';
+
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly redis: Redis;
 
@@ -84,21 +87,26 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     private readonly prefix: string,
   ) {
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    logConnectionErrors(this.redis, 'idempotency');
   }
 
   async get(scope: string): Promise<StoredResponse | null> {
-    const raw = await this.redis.get(`${this.prefix}:idem:${scope}`);
+    const raw = await orUnavailable(IDEMPOTENCY_STORE, () =>
+      this.redis.get(`${this.prefix}:idem:${scope}`),
+    );
     return raw ? (JSON.parse(raw) as StoredResponse) : null;
   }
 
   async put(scope: string, response: StoredResponse): Promise<void> {
     // NX: the first stored response is the one every replay gets.
-    await this.redis.set(
-      `${this.prefix}:idem:${scope}`,
-      JSON.stringify(response),
-      'PX',
-      IDEMPOTENCY_TTL_MS,
-      'NX',
+    await orUnavailable(IDEMPOTENCY_STORE, () =>
+      this.redis.set(
+        `${this.prefix}:idem:${scope}`,
+        JSON.stringify(response),
+        'PX',
+        IDEMPOTENCY_TTL_MS,
+        'NX',
+      ),
     );
   }
 

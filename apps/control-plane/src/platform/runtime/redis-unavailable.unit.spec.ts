@@ -1,4 +1,4 @@
-import { isRedisUnreachable } from './heartbeat.store';
+import { isRedisUnreachable } from './redis-unavailable';
 
 describe('isRedisUnreachable', () => {
   it('tells Redis out of reach from a command Redis refused', () => {

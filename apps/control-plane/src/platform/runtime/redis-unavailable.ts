@@ -1,0 +1,39 @@
+import type Redis from 'ioredis';
+import { ThrottledLog, UnavailableError } from '../../../../../libs/kernel/src';
+
+/** Errors ioredis gives when Redis cannot be reached (not a command Redis refused). */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
+
+export const isRedisUnreachable = (error: unknown): boolean => {
+  const e = error as { name?: unknown; code?: unknown; message?: unknown } | null;
+  return (
+    // Not exported by ioredis: the command gave up while reconnecting.
+    e?.name === 'MaxRetriesPerRequestError' ||
+    (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) ||
+    e?.message === 'Connection is closed.'
+  );
+};
+
+/** Runs a Redis command; Redis out of reach becomes UnavailableError (a 503: retry), anything else stays as it is. */
+export const orUnavailable = async <T>(
+  dependency: string,
+  command: () => Promise<T>,
+): Promise<T> => {
+  try {
+    return await command();
+  } catch (error) {
+    throw isRedisUnreachable(error) ? new UnavailableError(dependency, error) : error;
+  }
+};
+
+/**
+ * Logs a connection's failures once per 10 s per kind (readiness and the requests that need
+ * it report them too), and again at once after it has reconnected.
+ */
+export const logConnectionErrors = (redis: Redis, label: string): void => {
+  const errors = new ThrottledLog((message, error) => console.error(message, error));
+  redis.on('error', (error: { code?: string; message?: string }) =>
+    errors.log(String(error.code ?? error.message), `${label}: redis:`, error),
+  );
+  redis.on('ready', () => errors.clear());
+};
