@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import Redis from 'ioredis';
 import { startApp, TestApp } from '../support/app';
 import { eventually } from '../support/reports';
 
@@ -395,5 +396,61 @@ describe('resize by rolling replacement', () => {
     expect(after.map((n) => n.nodeId)).toContain(moved.nodeId);
     const view = (await request(t.url).get(`/v1/node-pools/${pool.poolId}`).set(admin)).body;
     expect(view).toMatchObject({ spec: { cpu: 32, memoryGiB: 128 }, size: 2, operation: null });
+  });
+});
+
+describe('operations whose jobs Redis loses mid-way (JOBS_REPAIR_SEC=1)', () => {
+  // A provisioner that accepts and never delivers: the scale-out waits for registrations
+  // until its deadline, so it is still running when its jobs go.
+  let t: TestApp;
+  let server: http.Server;
+  let h: ReturnType<typeof helpers>;
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(202).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    t = await startApp({
+      OPERATION_DEADLINE_SEC: '3',
+      JOBS_REPAIR_SEC: '1',
+      PROVISIONER_URL: `http://127.0.0.1:${port}`,
+    });
+    h = helpers(t, await t.auth('root', ['admin']));
+  });
+  afterAll(async () => {
+    await t.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** Every key of this app in Redis, gone: what a Redis restarted empty leaves. */
+  const loseEveryJob = async (): Promise<number> => {
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    let dropped = 0;
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${t.config.redisPrefix}:*`);
+        cursor = next;
+        if (keys.length > 0) dropped += await redis.del(...keys);
+      } while (cursor !== '0');
+    } finally {
+      redis.disconnect();
+    }
+    return dropped;
+  };
+
+  it('re-arms them from state while running: the scale-out still ends, at its deadline', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'lost-jobs', kind: 'gpu', gpuType: 'L40S' });
+    const res = await h.scale(pool.poolId, 2);
+    expect(res.status).toBe(202);
+    await eventually(async () => (await h.operation(res.body.operationId)).status === 'running');
+    expect(await loseEveryJob()).toBeGreaterThan(0);
+    // Without a repair nothing would ever run it again: it would stay `running` for good.
+    const op = await h.finished(res.body.operationId, 15_000);
+    expect(op.status).toBe('timeout');
+    expect(op.error).toContain('await_registration');
   });
 });

@@ -44,6 +44,8 @@ export type Config = {
    * ~400 MiB live heap then peaks near 1.8 GiB RSS).
    */
   readonly heapGrowthPercent: number;
+  /** How often running drains and operations whose jobs are gone (Redis lost them) are re-armed. */
+  readonly jobsRepairSec: number;
 };
 
 export class ConfigError extends Error {
@@ -184,5 +186,6 @@ export const loadConfig = (env: Env = process.env): Config => {
     redisPrefix: present(env, 'REDIS_PREFIX') ?? 'fleet',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, 0, 400),
+    jobsRepairSec: integer(env, 'JOBS_REPAIR_SEC', 10, 1, 3600),
   };
 };

@@ -283,6 +283,24 @@ export class DrainSaga {
     }
   }
 
+  /**
+   * Re-arms each running drain whose step job is gone (a Redis that lost its jobs while we
+   * ran); runs every JOBS_REPAIR_SEC. A step armed twice is harmless: every step re-reads state.
+   */
+  async repair(): Promise<number> {
+    const page = await this.readModels.find<DrainDoc & Doc>(
+      DRAINS,
+      { status: 'running' },
+      { limit: 1000 },
+    );
+    if (page.items.length === 0) return 0;
+    const live = await this.jobs.liveJobIds(DRAIN_STEP_QUEUE);
+    const lost = page.items.filter((d) => !live.has(d.drainId));
+    for (const d of lost) await this.schedule(d.drainId);
+    if (lost.length > 0) this.logger.log(`re-armed ${lost.length} drain step(s) from state`);
+    return lost.length;
+  }
+
   private context(commandId: string, cause?: StoredEvent): CommandContext {
     return {
       commandId,

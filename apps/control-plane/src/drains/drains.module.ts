@@ -1,7 +1,9 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { EventTypes } from '../platform/runtime/event-types';
+import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
+import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { SessionsModule } from '../sessions/sessions.module';
 import { DrainSaga } from './drain.saga';
@@ -22,6 +24,7 @@ export class DrainsModule implements OnModuleInit {
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(DrainSaga) private readonly saga: DrainSaga,
     @Inject(Runtime) private readonly runtime: Runtime,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   onModuleInit(): void {
@@ -30,5 +33,10 @@ export class DrainsModule implements OnModuleInit {
     this.registry.addReactor({ name: 'drain-saga', react: (e) => this.saga.react(e) });
     this.saga.register();
     this.runtime.afterStart(() => this.saga.reconcile());
+    // Redis may lose jobs while we run (restarted empty, flushed): re-arm what is gone.
+    this.runtime.every(
+      this.config.jobsRepairSec * 1000,
+      async () => void (await this.saga.repair()),
+    );
   }
 }

@@ -3,7 +3,9 @@ import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { DrainsModule } from '../drains/drains.module';
 import { NodesModule } from '../nodes/nodes.module';
 import { EventTypes } from '../platform/runtime/event-types';
+import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
+import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { PoolsModule } from '../pools/pools.module';
 import { ProvisionerModule } from '../provisioner/provisioner.module';
@@ -26,6 +28,7 @@ export class OperationsModule implements OnModuleInit {
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(OperationsSaga) private readonly saga: OperationsSaga,
     @Inject(Runtime) private readonly runtime: Runtime,
+    @Inject(CONFIG) private readonly config: Config,
     @Inject(AutoscalerService) private readonly autoscaler: AutoscalerService,
   ) {}
 
@@ -35,6 +38,11 @@ export class OperationsModule implements OnModuleInit {
     this.registry.addReactor({ name: 'operations-saga', react: (e) => this.saga.react(e) });
     this.saga.register();
     this.runtime.afterStart(() => this.saga.reconcile());
+    // Redis may lose jobs while we run (restarted empty, flushed): re-arm what is gone.
+    this.runtime.every(
+      this.config.jobsRepairSec * 1000,
+      async () => void (await this.saga.repair()),
+    );
     this.runtime.afterStart(async () => this.autoscaler.start());
   }
 }

@@ -530,6 +530,25 @@ export class OperationsSaga {
     );
   }
 
+  /**
+   * Re-arms each unfinished operation whose deadline job is gone (a Redis that lost its jobs
+   * while we ran: step and deadline went together); runs every JOBS_REPAIR_SEC. A step armed
+   * twice is harmless: every step re-reads state.
+   */
+  async repair(): Promise<number> {
+    const open = await this.readModels.find<OperationDoc & Doc>(
+      OPERATIONS,
+      { status: { $in: ['pending', 'running'] } },
+      { limit: 1000 },
+    );
+    if (open.items.length === 0) return 0;
+    const live = await this.jobs.liveJobIds(OPERATION_DEADLINE_QUEUE);
+    const lost = open.items.filter((op) => !live.has(op.operationId));
+    for (const op of lost) await this.arm(op);
+    if (lost.length > 0) this.logger.log(`re-armed ${lost.length} operation(s) from state`);
+    return lost.length;
+  }
+
   /** Re-arms every unfinished operation (after a restart or a lost Redis); frees orphaned pool locks. */
   async reconcile(): Promise<void> {
     const open = await this.readModels.find<OperationDoc & Doc>(

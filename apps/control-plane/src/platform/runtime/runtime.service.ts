@@ -38,6 +38,8 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   private startedAt: number | null = null;
   private caughtUpAtStart = false;
   private readonly startHooks: Array<() => Promise<void>> = [];
+  private readonly repeated: Array<{ hook: () => Promise<void>; everyMs: number }> = [];
+  private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -68,6 +70,7 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     }
     await this.jobs.start();
     for (const hook of this.startHooks) await hook();
+    for (const { hook, everyMs } of this.repeated) this.repeat(hook, everyMs);
     this.startedAt = Date.now();
   }
 
@@ -76,11 +79,34 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     this.startHooks.push(hook);
   }
 
+  /**
+   * Runs `hook` every `everyMs` while serving, first one period after start (repairs, e.g.
+   * re-arming jobs a Redis lost). A run still going when the next is due makes it skip;
+   * a failing run is logged and the next one tries again. Stopped first at shutdown.
+   */
+  every(everyMs: number, hook: () => Promise<void>): void {
+    this.repeated.push({ hook, everyMs });
+  }
+
+  private repeat(hook: () => Promise<void>, everyMs: number): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      hook()
+        .catch((e: unknown) => this.logger.warn(`periodic repair failed: ${String(e)}`))
+        .finally(() => (running = false));
+    }, everyMs);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
   get ready(): boolean {
     return this.caughtUpAtStart && this.startedAt !== null;
   }
 
   async onApplicationShutdown(): Promise<void> {
+    for (const timer of this.timers.splice(0)) clearInterval(timer);
     // Reactors schedule and cancel jobs: they stop before the jobs client closes, instead of
     // sending commands on a connection being quit. What they have not handled stays behind
     // their checkpoints for the next start; projections run on for commands still finishing.
