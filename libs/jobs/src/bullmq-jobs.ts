@@ -2,7 +2,7 @@ import { Job, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { ThrottledLog } from '../../kernel/src/throttled-log';
 import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_CONCURRENCY } from './in-process-jobs';
-import { DelayedJobs, JobHandler, QueueCounts, QueueOptions } from './port';
+import { DelayedJobs, JobHandler, JobSlotsBusyError, QueueCounts, QueueOptions } from './port';
 
 export type BullmqJobsOptions = {
   readonly redisUrl: string;
@@ -112,7 +112,7 @@ export class BullmqJobs implements DelayedJobs {
     const freeSlot = SLOTS.find((_, i) => removed[i] === 1);
     const free = freeSlot === undefined ? null : slotId(freeSlot, jobId);
     if (free === null) {
-      throw new Error(`jobs: cannot reschedule ${queue}/${jobId}: both of its slots are running`);
+      throw new JobSlotsBusyError(queue, jobId);
     }
     const options = this.registered.get(queue)?.options ?? {};
     const now = Date.now();

@@ -57,3 +57,18 @@ export interface DelayedJobs {
   close(): Promise<void>;
   ping(): Promise<void>;
 }
+
+/**
+ * `schedule` found both slots of a job id running (one run in progress and another started,
+ * or runs of a process that died, redelivered once their locks expire): there is nowhere to
+ * put a new run. Those runs re-read state, so a caller that only wants "a run soon" may go on.
+ */
+export class JobSlotsBusyError extends Error {
+  constructor(
+    readonly queue: string,
+    readonly jobId: string,
+  ) {
+    super(`jobs: cannot reschedule ${queue}/${jobId}: both of its slots are running`);
+    this.name = 'JobSlotsBusyError';
+  }
+}

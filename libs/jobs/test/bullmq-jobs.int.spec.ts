@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import IORedis from 'ioredis';
 import { BullmqJobs, BullmqJobsOptions } from '../src/bullmq-jobs';
 import { InProcessJobs } from '../src/in-process-jobs';
-import { createDelayedJobs } from '../src';
+import { JobSlotsBusyError, createDelayedJobs } from '../src';
 import { delayedJobsContract, gate, recorder, waitFor } from './delayed-jobs.contract';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -129,9 +129,9 @@ describe('BullmqJobs', () => {
     await jobs.schedule(q, 'node-1', Date.now(), 2);
     await running.opened;
 
-    await expect(jobs.schedule(q, 'node-1', Date.now(), 3)).rejects.toThrow(
-      /both of its slots are running/,
-    );
+    const refused = jobs.schedule(q, 'node-1', Date.now(), 3);
+    await expect(refused).rejects.toThrow(/both of its slots are running/);
+    await expect(refused).rejects.toBeInstanceOf(JobSlotsBusyError);
     release.open();
   });
 

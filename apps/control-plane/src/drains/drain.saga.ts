@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
@@ -59,7 +59,7 @@ export class DrainSaga {
     } catch (error) {
       // Both slots still locked by a worker that died: that step job exists and is redelivered
       // when its lock expires, and every step re-reads state, so nothing is lost by going on.
-      if (!/both of its slots are running/.test(String(error))) throw error;
+      if (!(error instanceof JobSlotsBusyError)) throw error;
       this.logger.warn(`drain ${drainId}: step already pending on a stalled worker`);
     }
   }
