@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
@@ -106,21 +106,30 @@ export class OperationsSaga {
   }
 
   schedule(operationId: string, delayMs = 0): Promise<void> {
-    return this.jobs.schedule<Job>(OPERATION_STEP_QUEUE, operationId, Date.now() + delayMs, {
-      operationId,
-    });
+    return this.scheduleUnlessRunning(OPERATION_STEP_QUEUE, operationId, Date.now() + delayMs);
   }
 
   async arm(op: Pick<Running, 'operationId' | 'deadlineAt'>): Promise<void> {
-    await this.jobs.schedule<Job>(
+    await this.scheduleUnlessRunning(
       OPERATION_DEADLINE_QUEUE,
       op.operationId,
       Date.parse(op.deadlineAt),
-      {
-        operationId: op.operationId,
-      },
     );
     await this.schedule(op.operationId);
+  }
+
+  /**
+   * Both slots still running (a start right after a SIGKILL: the dead process's runs, which
+   * BullMQ redelivers once their locks expire) means a run is coming, and every run re-reads
+   * state: nothing is lost by going on, where failing would fail the start's reconcile.
+   */
+  private async scheduleUnlessRunning(queue: string, operationId: string, at: number) {
+    try {
+      await this.jobs.schedule<Job>(queue, operationId, at, { operationId });
+    } catch (error) {
+      if (!(error instanceof JobSlotsBusyError)) throw error;
+      this.logger.warn(`operation ${operationId}: ${queue} already running on a stalled worker`);
+    }
   }
 
   /** Requested → armed; finished → the pool is free again (and a failed deletion gives it back). */
