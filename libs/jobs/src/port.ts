@@ -72,3 +72,25 @@ export class JobSlotsBusyError extends Error {
     this.name = 'JobSlotsBusyError';
   }
 }
+
+/**
+ * `schedule` for a caller that wants "a run soon" of a job whose every run re-reads state:
+ * when both slots are running (typically right after a SIGKILL, the dead process's runs,
+ * redelivered once their locks expire), a run is coming anyway, so it resolves false instead
+ * of failing (a start's reconcile, a reactor). Anything else fails as `schedule` does.
+ */
+export async function scheduleUnlessBusy<P>(
+  jobs: DelayedJobs,
+  queue: string,
+  jobId: string,
+  runAt: number,
+  payload: P,
+): Promise<boolean> {
+  try {
+    await jobs.schedule<P>(queue, jobId, runAt, payload);
+    return true;
+  } catch (error) {
+    if (error instanceof JobSlotsBusyError) return false;
+    throw error;
+  }
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import IORedis from 'ioredis';
 import { BullmqJobs, BullmqJobsOptions } from '../src/bullmq-jobs';
 import { InProcessJobs } from '../src/in-process-jobs';
-import { JobSlotsBusyError, createDelayedJobs } from '../src';
+import { JobSlotsBusyError, createDelayedJobs, scheduleUnlessBusy } from '../src';
 import { delayedJobsContract, gate, recorder, waitFor } from './delayed-jobs.contract';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -132,6 +132,8 @@ describe('BullmqJobs', () => {
     const refused = jobs.schedule(q, 'node-1', Date.now(), 3);
     await expect(refused).rejects.toThrow(/both of its slots are running/);
     await expect(refused).rejects.toBeInstanceOf(JobSlotsBusyError);
+    // For callers content with "a run soon": the running ones re-read state.
+    await expect(scheduleUnlessBusy(jobs, q, 'node-1', Date.now(), 4)).resolves.toBe(false);
     release.open();
   });
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
+import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
@@ -52,16 +52,9 @@ export class DrainSaga {
   }
 
   async schedule(drainId: string, delayMs = 0): Promise<void> {
-    try {
-      await this.jobs.schedule<StepJob>(DRAIN_STEP_QUEUE, drainId, Date.now() + delayMs, {
-        drainId,
-      });
-    } catch (error) {
-      // Both slots still locked by a worker that died: that step job exists and is redelivered
-      // when its lock expires, and every step re-reads state, so nothing is lost by going on.
-      if (!(error instanceof JobSlotsBusyError)) throw error;
+    const at = Date.now() + delayMs;
+    if (!(await scheduleUnlessBusy<StepJob>(this.jobs, DRAIN_STEP_QUEUE, drainId, at, { drainId })))
       this.logger.warn(`drain ${drainId}: step already pending on a stalled worker`);
-    }
   }
 
   /** Drives drains from events: a drain started, or its node changed (released, uncordoned, offline). */

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
+import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
@@ -118,18 +118,10 @@ export class OperationsSaga {
     await this.schedule(op.operationId);
   }
 
-  /**
-   * Both slots still running (a start right after a SIGKILL: the dead process's runs, which
-   * BullMQ redelivers once their locks expire) means a run is coming, and every run re-reads
-   * state: nothing is lost by going on, where failing would fail the start's reconcile.
-   */
+  /** Every run re-reads state: with both slots running (a dead worker's), a run is coming. */
   private async scheduleUnlessRunning(queue: string, operationId: string, at: number) {
-    try {
-      await this.jobs.schedule<Job>(queue, operationId, at, { operationId });
-    } catch (error) {
-      if (!(error instanceof JobSlotsBusyError)) throw error;
+    if (!(await scheduleUnlessBusy<Job>(this.jobs, queue, operationId, at, { operationId })))
       this.logger.warn(`operation ${operationId}: ${queue} already running on a stalled worker`);
-    }
   }
 
   /** Requested → armed; finished → the pool is free again (and a failed deletion gives it back). */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
+import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
@@ -77,15 +77,9 @@ export class SessionQueueService {
     }
   }
 
+  /** A pass soon. With both tick slots running a pass is coming anyway (each re-reads the queue). */
   async kick(): Promise<void> {
-    try {
-      await this.jobs.schedule(QUEUE_TICK, TICK_JOB, Date.now(), {});
-    } catch (error) {
-      // Both tick slots running: typically right after a SIGKILL, the dead process's ticks,
-      // redelivered once their locks expire. Each pass re-reads the queue, so a pass is coming;
-      // failing here instead would fail the start (this runs after start) or retry a reactor.
-      if (!(error instanceof JobSlotsBusyError)) throw error;
-    }
+    await scheduleUnlessBusy(this.jobs, QUEUE_TICK, TICK_JOB, Date.now(), {});
   }
 
   private async tickAndRearm(): Promise<void> {
