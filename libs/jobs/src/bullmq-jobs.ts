@@ -235,8 +235,6 @@ export class BullmqJobs implements DelayedJobs {
 
   private reportError(context: string, error: unknown): void {
     if (this.options.onError) return this.options.onError(context, error);
-    const e = error as { code?: unknown; message?: unknown } | null;
-    const key = String(e?.code ?? e?.message ?? error);
-    this.errors.log(key, `jobs: ${context}:`, error);
+    this.errors.failure(`jobs: ${context}:`, error);
   }
 }

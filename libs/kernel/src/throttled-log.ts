@@ -32,6 +32,12 @@ export class ThrottledLog {
     );
   }
 
+  /** An error, grouped by its code (or message): the usual key for connection failures. */
+  failure(message: string, error: unknown): void {
+    const e = error as { code?: unknown; message?: unknown } | null;
+    this.log(String(e?.code ?? e?.message ?? error), message, error);
+  }
+
   /** The failure is over (e.g. reconnected): its next occurrence is logged at once. */
   clear(key?: string): void {
     if (key === undefined) this.last.clear();

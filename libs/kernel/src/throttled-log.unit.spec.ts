@@ -35,4 +35,13 @@ describe('ThrottledLog', () => {
     log.log('ECONNREFUSED', 'd', null);
     expect(lines).toEqual(['a', 'b', 'd']);
   });
+
+  it('groups errors by their code, else their message', () => {
+    const { log, lines } = setup();
+    log.failure('a', Object.assign(new Error('connect 1'), { code: 'ECONNREFUSED' }));
+    log.failure('b', Object.assign(new Error('connect 2'), { code: 'ECONNREFUSED' }));
+    log.failure('c', new Error('Connection is closed.'));
+    log.failure('d', new Error('Connection is closed.'));
+    expect(lines).toEqual(['a', 'c']);
+  });
 });

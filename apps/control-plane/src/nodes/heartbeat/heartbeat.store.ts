@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { logConnectionErrors, orUnavailable } from '../../platform/runtime/redis-unavailable';
+import { logConnectionErrors, unavailableAs } from '../../platform/runtime/redis-unavailable';
 
 /**
  * Heartbeats are not events (like Kubernetes' node Lease objects): a report that changes
@@ -70,12 +70,11 @@ const decode = (raw: string | null): Heartbeat | null => {
   return { seenAt: Number(seen), observedAt: observed ? Number(observed) : null };
 };
 
-const DEPENDENCY = 'heartbeat store (Redis)';
-
 /** One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET. */
 export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly redis: Redis;
   private readonly key: string;
+  private readonly unavailable = unavailableAs('heartbeat store (Redis)');
 
   constructor(url: string, prefix: string) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
@@ -87,18 +86,16 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (beats.length === 0) return;
     const args: string[] = [];
     for (const b of beats) args.push(b.nodeId, encode(b));
-    await orUnavailable(DEPENDENCY, () => this.redis.hset(this.key, ...args));
+    await this.redis.hset(this.key, ...args).catch(this.unavailable);
   }
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
     if (nodeIds.length === 0) return [];
-    return (await orUnavailable(DEPENDENCY, () => this.redis.hmget(this.key, ...nodeIds))).map(
-      decode,
-    );
+    return (await this.redis.hmget(this.key, ...nodeIds).catch(this.unavailable)).map(decode);
   }
 
   async remove(nodeId: string): Promise<void> {
-    await orUnavailable(DEPENDENCY, () => this.redis.hdel(this.key, nodeId));
+    await this.redis.hdel(this.key, nodeId).catch(this.unavailable);
   }
 
   async ping(): Promise<void> {

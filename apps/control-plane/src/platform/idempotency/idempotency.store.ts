@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import Redis from 'ioredis';
-import { logConnectionErrors, orUnavailable } from '../runtime/redis-unavailable';
+import { logConnectionErrors, unavailableAs } from '../runtime/redis-unavailable';
 
 /** A successful response kept for replays of the same Idempotency-Key. */
 export type StoredResponse = {
@@ -77,10 +77,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 }
 
-const IDEMPOTENCY_STORE = 'idempotency store (Redis)';
-
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly redis: Redis;
+  private readonly unavailable = unavailableAs('idempotency store (Redis)');
 
   constructor(
     url: string,
@@ -91,23 +90,15 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async get(scope: string): Promise<StoredResponse | null> {
-    const raw = await orUnavailable(IDEMPOTENCY_STORE, () =>
-      this.redis.get(`${this.prefix}:idem:${scope}`),
-    );
+    const raw = await this.redis.get(`${this.prefix}:idem:${scope}`).catch(this.unavailable);
     return raw ? (JSON.parse(raw) as StoredResponse) : null;
   }
 
   async put(scope: string, response: StoredResponse): Promise<void> {
     // NX: the first stored response is the one every replay gets.
-    await orUnavailable(IDEMPOTENCY_STORE, () =>
-      this.redis.set(
-        `${this.prefix}:idem:${scope}`,
-        JSON.stringify(response),
-        'PX',
-        IDEMPOTENCY_TTL_MS,
-        'NX',
-      ),
-    );
+    await this.redis
+      .set(`${this.prefix}:idem:${scope}`, JSON.stringify(response), 'PX', IDEMPOTENCY_TTL_MS, 'NX')
+      .catch(this.unavailable);
   }
 
   async close(): Promise<void> {

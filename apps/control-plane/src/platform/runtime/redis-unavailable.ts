@@ -14,17 +14,16 @@ export const isRedisUnreachable = (error: unknown): boolean => {
   );
 };
 
-/** Runs a Redis command; Redis out of reach becomes UnavailableError (a 503: retry), anything else stays as it is. */
-export const orUnavailable = async <T>(
-  dependency: string,
-  command: () => Promise<T>,
-): Promise<T> => {
-  try {
-    return await command();
-  } catch (error) {
+/**
+ * A rejection handler for a Redis command's promise (`.catch(handler)`, made once per store:
+ * nothing more per call on the report path): Redis out of reach becomes UnavailableError (a
+ * 503: retry), anything else stays as it is.
+ */
+export const unavailableAs =
+  (dependency: string) =>
+  (error: unknown): never => {
     throw isRedisUnreachable(error) ? new UnavailableError(dependency, error) : error;
-  }
-};
+  };
 
 /**
  * Logs a connection's failures once per 10 s per kind (readiness and the requests that need
@@ -32,8 +31,6 @@ export const orUnavailable = async <T>(
  */
 export const logConnectionErrors = (redis: Redis, label: string): void => {
   const errors = new ThrottledLog((message, error) => console.error(message, error));
-  redis.on('error', (error: { code?: string; message?: string }) =>
-    errors.log(String(error.code ?? error.message), `${label}: redis:`, error),
-  );
+  redis.on('error', (error) => errors.failure(`${label}: redis:`, error));
   redis.on('ready', () => errors.clear());
 };
