@@ -228,22 +228,27 @@ describe('operations with the simulated provisioner', () => {
   });
 });
 
+/** A provisioner that accepts every request (202) and never delivers a node. */
+const neverDelivering = async (
+  onRequest: (methodAndPath: string) => void = () => undefined,
+): Promise<{ server: http.Server; url: string }> => {
+  const server = http.createServer((req, res) => {
+    onRequest(`${req.method} ${req.url}`);
+    req.resume();
+    res.writeHead(202).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+};
+
 describe('operations with a provisioner that never delivers', () => {
   let t: TestApp;
   let server: http.Server;
+  let url: string;
   const asked: string[] = [];
   beforeAll(async () => {
-    server = http.createServer((req, res) => {
-      asked.push(`${req.method} ${req.url}`);
-      req.resume();
-      res.writeHead(202).end();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    t = await startApp({
-      OPERATION_DEADLINE_SEC: '2',
-      PROVISIONER_URL: `http://127.0.0.1:${port}`,
-    });
+    ({ server, url } = await neverDelivering((request) => asked.push(request)));
+    t = await startApp({ OPERATION_DEADLINE_SEC: '2', PROVISIONER_URL: url });
   });
   afterAll(async () => {
     await t.close();
@@ -406,17 +411,9 @@ describe('operations whose jobs Redis loses mid-way (JOBS_REPAIR_SEC=1)', () => 
   let server: http.Server;
   let h: ReturnType<typeof helpers>;
   beforeAll(async () => {
-    server = http.createServer((req, res) => {
-      req.resume();
-      res.writeHead(202).end();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
-    t = await startApp({
-      OPERATION_DEADLINE_SEC: '3',
-      JOBS_REPAIR_SEC: '1',
-      PROVISIONER_URL: `http://127.0.0.1:${port}`,
-    });
+    let url: string;
+    ({ server, url } = await neverDelivering());
+    t = await startApp({ OPERATION_DEADLINE_SEC: '3', JOBS_REPAIR_SEC: '1', PROVISIONER_URL: url });
     h = helpers(t, await t.auth('root', ['admin']));
   });
   afterAll(async () => {
