@@ -61,18 +61,22 @@ describe('SqliteEventStore opened exclusively', () => {
 
   it('is free again when the process holding it is killed', async () => {
     const holder = fork(path.join(__dirname, 'support/hold-exclusive.ts'), [file], {
-      execArgv: ['--require', 'tsx/cjs'],
+      execArgv: ['--expose-gc', '--require', 'tsx/cjs'],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
-    await new Promise<void>((resolve, reject) => {
-      holder.once('message', () => resolve());
-      holder.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
-    });
-    expect(() => new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 })).toThrow(
-      EventStoreInUseError,
-    );
-    holder.kill('SIGKILL');
-    await new Promise((resolve) => holder.once('exit', resolve));
+    const exited = new Promise((resolve) => holder.once('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.once('message', () => resolve());
+        holder.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+      });
+      expect(() => new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 })).toThrow(
+        EventStoreInUseError,
+      );
+    } finally {
+      holder.kill('SIGKILL');
+      await exited;
+    }
     const mine = new SqliteEventStore({ file, exclusive: true, openWaitMs: 50 });
     // Everything the holder acknowledged is there.
     expect(await mine.streamRevision('held')).toBe(0);
