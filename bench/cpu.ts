@@ -4,9 +4,10 @@
  * (embedded stores, no Redis), registers a small fleet, then sends each request kind through
  * `fastify.inject` (no sockets: the figures exclude kernel and socket costs, which the bare
  * route pays too) and prints the median µs of CPU per request over several rounds beside a
- * bare Fastify route doing the same through inject. Kinds: a no-op cordon, single-node and
- * 100-node no-change reports, and a one-card placement (`POST /v1/sessions`, one at a time,
- * so each of its three commands commits alone; with the work it sets off in projections).
+ * bare Fastify route doing the same through inject. Kinds: a no-op cordon, the same node read
+ * (GET, the cordon without its command), single-node and 100-node no-change reports, and a
+ * one-card placement (`POST /v1/sessions`, one at a time, so each of its three commands
+ * commits alone; with the work it sets off in projections).
  *
  *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
  */
@@ -145,6 +146,17 @@ const main = async (): Promise<void> => {
       appInject,
       requests,
       () => ({ method: 'POST', url: cordonUrl, headers: json(admin), payload: cordonBody }),
+    ],
+    [
+      // The cordon's route without its command: token, id, read model, Node view.
+      'node read (admin GET)',
+      appInject,
+      requests,
+      () => ({
+        method: 'GET',
+        url: cordonUrl.slice(0, -'/cordon'.length),
+        headers: { authorization: admin },
+      }),
     ],
     [
       'single-node no-change report',

@@ -21,6 +21,10 @@ const medians = (runs: LoadResult[]): Medians => ({
  * check, DTO validation, load + decide → no-op, settle, Node view). Each server runs in a
  * process of its own, the load generator (autocannon, 100 connections) in a third; rounds
  * alternate bare and app so drifting load on the shared box hits both alike.
+ *
+ * Two informational rungs between Nest's floor and the cordon show where the app's cost
+ * lies: GET /health/live (the app's global hooks and Nest, no token) and GET /v1/nodes/{id}
+ * (the token checked, the id validated, the node read and shown; no command).
  */
 const run = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
@@ -59,6 +63,8 @@ const run = async (): Promise<Figure[]> => {
     const body = JSON.stringify({ reason: 'bench' });
     const bareRuns: LoadResult[] = [];
     const appRuns: LoadResult[] = [];
+    const liveRuns: LoadResult[] = [];
+    const readRuns: LoadResult[] = [];
     const floorRuns: Record<keyof typeof floor, LoadResult[]> = {
       'bare-express': [],
       'nest-fastify': [],
@@ -82,6 +88,30 @@ const run = async (): Promise<Figure[]> => {
       });
       appRuns.push(a);
       await quiet(app);
+      liveRuns.push(
+        await runLoad({
+          url: app.url,
+          connections: CONNECTIONS,
+          warmupSec,
+          durationSec,
+          request: { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} },
+        }),
+      );
+      readRuns.push(
+        await runLoad({
+          url: app.url,
+          connections: CONNECTIONS,
+          warmupSec,
+          durationSec,
+          request: {
+            kind: 'fixed',
+            method: 'GET',
+            path: `/v1/nodes/${nodeId}`,
+            headers: { authorization: admin },
+          },
+        }),
+      );
+      await quiet(app);
       for (const kind of Object.keys(floor) as Array<keyof typeof floor>) {
         floorRuns[kind].push(
           await runLoad({
@@ -99,6 +129,8 @@ const run = async (): Promise<Figure[]> => {
 
     const b = medians(bareRuns);
     const a = medians(appRuns);
+    const live = medians(liveRuns);
+    const read = medians(readRuns);
     const f = {
       bareExpress: medians(floorRuns['bare-express']),
       nestFastify: medians(floorRuns['nest-fastify']),
@@ -131,6 +163,20 @@ const run = async (): Promise<Figure[]> => {
         value: b.rps,
         unit: 'req/s',
         target: `ceiling (p99 ${b.p99Ms} ms)`,
+      },
+      {
+        name: 'http.app_health_live',
+        value: live.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `informational: the app's hooks and Nest, no token (p99 ${live.p99Ms} ms)${failures(liveRuns)}`,
+      },
+      {
+        name: 'http.app_get_node',
+        value: read.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `informational: token, id validation, read model, Node view; no command (p99 ${read.p99Ms} ms)${failures(readRuns)}`,
       },
       {
         name: 'http.app_cordon_noop',
