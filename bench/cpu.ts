@@ -118,7 +118,8 @@ const main = async (): Promise<void> => {
       })
     ).body,
   ) as { nodes: Array<{ nodeId: string }> };
-  const cordonUrl = `/v1/nodes/${first.nodes[0].nodeId}/cordon`;
+  const nodeUrl = `/v1/nodes/${first.nodes[0].nodeId}`;
+  const cordonUrl = `${nodeUrl}/cordon`;
   const cordonBody = JSON.stringify({ reason: 'bench' });
   await appInject({ method: 'POST', url: cordonUrl, headers: json(admin), payload: cordonBody });
 
@@ -154,7 +155,7 @@ const main = async (): Promise<void> => {
       requests,
       () => ({
         method: 'GET',
-        url: cordonUrl.slice(0, -'/cordon'.length),
+        url: nodeUrl,
         headers: { authorization: admin },
       }),
     ],
