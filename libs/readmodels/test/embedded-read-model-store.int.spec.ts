@@ -177,7 +177,7 @@ describe('embedded read-model store: next pages compare the cursor natively', ()
     );
   });
 
-  it('serves a next page of 100 among 100,000 documents in a fraction of a mingo scan', async () => {
+  it('serves a next page of 100 among 100,000 documents without mingo testing one, faster than its scan', async () => {
     const store = new EmbeddedReadModelStore();
     const docs = Array.from({ length: 100_000 }, (_, i) => ({
       _id: `n${String(i).padStart(6, '0')}`,
@@ -201,19 +201,26 @@ describe('embedded read-model store: next pages compare the cursor natively', ()
       },
       { scriptEnabled: false },
     );
-    // Best of three each, interleaved: the same machine state for both.
-    let next = first;
+    // The property itself, exactly: the cursor is compared natively, so mingo tests no
+    // document at all for a next page with no filter of the caller's.
+    const tested = jest.spyOn(Query.prototype, 'test');
+    let next = await store.find('nodes', {}, { sort: { hostname: 1 }, limit: 100, cursor });
+    expect(tested).not.toHaveBeenCalled();
+    tested.mockRestore();
+    // And what it buys, timed: best of five each after a warm-up, interleaved so both see the
+    // same machine. Locally a page takes 0.3-0.5 of the scan; under CI's parallel workers one
+    // read 0.54, so the bound is the scan itself: slower than mingo would be a regression.
     let page = Infinity;
     let mingo = Infinity;
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 7; i++) {
       let started = performance.now();
       next = await store.find('nodes', {}, { sort: { hostname: 1 }, limit: 100, cursor });
-      page = Math.min(page, performance.now() - started);
+      if (i >= 2) page = Math.min(page, performance.now() - started);
       started = performance.now();
       expect(docs.filter((d) => scan.test(d)).length).toBe(100_000 - 100);
-      mingo = Math.min(mingo, performance.now() - started);
+      if (i >= 2) mingo = Math.min(mingo, performance.now() - started);
     }
-    expect(page).toBeLessThan(mingo / 2);
+    expect(page).toBeLessThan(mingo);
     const hostnames = docs.map((d) => d.hostname).sort();
     expect(next.items.map((d) => d.hostname)).toEqual(hostnames.slice(100, 200));
   });
