@@ -18,7 +18,7 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   beforeAll(async () => {
     t = await startApp({ NODE_STALE_SEC: '2' });
     admin = await t.auth('root', ['admin']);
-    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf']);
+    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr']);
   });
   afterAll(async () => t.close());
 
@@ -108,6 +108,52 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
         ids.some((id) => e.streamId === `node-${id}`),
       ),
     ).toHaveLength(0);
+  });
+
+  it('after a stall ends, times a silent node out from the restart but records its real last report', async () => {
+    const hosts = ['r-1', 'r-2', 'r-3', 'r-4', 'r-5', 'r-6', 'r-7', 'r-8'];
+    const before = Date.now();
+    const res = await post(
+      report(
+        'cr',
+        hosts.map((h) => gpuNode(h)),
+      ),
+    );
+    const after = Date.now();
+    const ids: string[] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const ofCluster = async (type: string) =>
+      (await events(type)).filter((e) => e.data.clusterId === 'cr');
+    const healthy = ['r-6', 'r-7', 'r-8'].map((h) => gpuNode(h));
+    // r-1..r-5 fall silent together (5 of 8) while r-6..r-8 keep reporting: the guard holds them.
+    let until = Date.now() + 8000;
+    while ((await ofCluster('ClusterReportsStalled')).length === 0) {
+      if (Date.now() > until) throw new Error('the guard never held cluster cr');
+      await post(report('cr', healthy));
+      await sleep(300);
+    }
+    // r-1..r-3 come back: the stall ends, and r-4 and r-5 (2 of 8, no mass failure) get a
+    // full window from then.
+    const back = [...['r-1', 'r-2', 'r-3'].map((h) => gpuNode(h)), ...healthy];
+    await post(report('cr', back));
+    const resumed = await eventually(async () => (await ofCluster('ClusterReportsResumed'))[0]);
+    const offlineOf = async (id: string) =>
+      (await events('NodeWentOffline')).find((e) => e.streamId === `node-${id}`);
+    until = Date.now() + 10_000;
+    while (!(await offlineOf(ids[3]))) {
+      if (Date.now() > until) throw new Error('r-4 never went offline after the stall');
+      await post(report('cr', back));
+      await sleep(300);
+    }
+    const offline = (await offlineOf(ids[3]))!;
+    expect(offline.data.reason).toBe('heartbeat_timeout');
+    // Timed from the restart...
+    const resumedAt = Date.parse(resumed.data.at as string);
+    expect(Date.parse(offline.data.at as string)).toBeGreaterThanOrEqual(resumedAt + 2000);
+    // ...but its last sighting is its real last report, where its sessions' bills end.
+    const lastSeenAt = Date.parse(offline.data.lastSeenAt as string);
+    expect(lastSeenAt).toBeGreaterThanOrEqual(before);
+    expect(lastSeenAt).toBeLessThanOrEqual(after);
+    for (const i of [0, 1, 2, 5, 6, 7]) expect(await offlineOf(ids[i])).toBeUndefined();
   });
 
   it('loses no timeout when Redis is flushed mid-test', async () => {

@@ -151,25 +151,28 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** The time a node's silence is counted from. */
-  private reference(
-    nodeId: string,
-    beat: Heartbeat | null,
-    changedAt: string,
-    resumedAt: string | null,
-    now: number,
-  ): number {
-    let seen = beat?.seenAt;
-    if (seen === undefined) {
-      // No heartbeat (an embedded store after a restart, or Redis lost it): a full window from now.
-      const since = this.missingSince.get(nodeId) ?? now;
-      this.missingSince.set(nodeId, since);
-      seen = Math.max(since, Date.parse(changedAt));
-    } else {
+  /**
+   * When the node was last seen: its heartbeat, or, when the heartbeat store lost it (an
+   * embedded store after a restart, or Redis flushed), the moment the loss was first noticed
+   * (never before the node's last change): a full window from there.
+   */
+  private lastSeen(nodeId: string, beat: Heartbeat | null, changedAt: string, now: number): number {
+    if (beat?.seenAt !== undefined) {
       this.missingSince.delete(nodeId);
+      return beat.seenAt;
     }
-    // After a stalled cluster resumes reporting, every clock restarts: no stampede of offlines.
-    return Math.max(seen, resumedAt ? Date.parse(resumedAt) : 0);
+    const since = this.missingSince.get(nodeId) ?? now;
+    this.missingSince.set(nodeId, since);
+    return Math.max(since, Date.parse(changedAt));
+  }
+
+  /**
+   * The time a node's silence is counted from: its last sighting, or the end of its cluster's
+   * stall if later (every clock restarts then, so no stampede of offlines follows). Timing
+   * only: the offline records the real last sighting, which is where its sessions' bills end.
+   */
+  private static reference(lastSeen: number, resumedAt: string | null): number {
+    return Math.max(lastSeen, resumedAt ? Date.parse(resumedAt) : 0);
   }
 
   /**
@@ -219,19 +222,20 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
           ),
         ),
       );
-      const due: Array<{ nodeId: string; clusterId: string; reference: number }> = [];
+      const due: Array<{ nodeId: string; clusterId: string; seen: number }> = [];
       online.forEach(({ nodeId, clusterId, changedAt }, i) => {
         const cluster = clusters.get(clusterId)!;
         const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
-        const reference = this.reference(nodeId, beats[i], changedAt, resumedAt, now);
+        const seen = this.lastSeen(nodeId, beats[i], changedAt, now);
+        const reference = LivenessService.reference(seen, resumedAt);
         if (reference + this.staleMs > now) outcomes.set(nodeId, this.arm(nodeId, reference));
-        else due.push({ nodeId, clusterId, reference });
+        else due.push({ nodeId, clusterId, seen });
       });
       const stalled = new Map<string, Promise<boolean>>();
       for (const { clusterId } of due) {
         if (!stalled.has(clusterId)) stalled.set(clusterId, this.clusterStalled(clusterId, now));
       }
-      for (const { nodeId, clusterId, reference } of due) {
+      for (const { nodeId, clusterId, seen } of due) {
         outcomes.set(
           nodeId,
           stalled.get(clusterId)!.then((held) =>
@@ -240,7 +244,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
                 this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, nodeId, now + this.staleMs, {
                   nodeId,
                 })
-              : this.timeOut(nodeId, reference, now),
+              : this.timeOut(nodeId, seen, now),
           ),
         );
       }
@@ -252,15 +256,15 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     for (const f of batch) outcomes.get(f.nodeId)!.then(f.resolve, f.reject);
   }
 
-  private async timeOut(nodeId: string, reference: number, now: number): Promise<void> {
-    const commandId = uuidFrom('heartbeat-timeout', nodeId, String(reference));
+  private async timeOut(nodeId: string, lastSeen: number, now: number): Promise<void> {
+    const commandId = uuidFrom('heartbeat-timeout', nodeId, String(lastSeen));
     await this.pipeline.handle(
       nodeAggregate,
       nodeStreamId(nodeId),
       {
         type: 'TimeOutNodeHeartbeat',
         data: {
-          lastSeenAt: new Date(reference).toISOString(),
+          lastSeenAt: new Date(lastSeen).toISOString(),
           staleSec: this.config.nodeStaleSec,
           at: new Date(now).toISOString(),
         },
@@ -280,7 +284,13 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     // Nodes report every few seconds, so one silent for half a window stopped with the others;
     // counting only fully stale ones would let the first few of a mass failure go offline.
     const stale = online
-      .map((n, i) => ({ n, ref: this.reference(n.nodeId, beats[i], n.changedAt, resumedAt, now) }))
+      .map((n, i) => ({
+        n,
+        ref: LivenessService.reference(
+          this.lastSeen(n.nodeId, beats[i], n.changedAt, now),
+          resumedAt,
+        ),
+      }))
       .filter(({ ref }) => ref + this.staleMs / 2 <= now);
     const stalled =
       cluster.state.status === 'stalled' ||
