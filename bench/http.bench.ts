@@ -1,6 +1,6 @@
 import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
 import { BenchSuite, Figure, median } from './lib';
-import type { LoadResult } from './load';
+import type { LoadResult, RequestSpec } from './load';
 import { BENCH_SECRET, failures, loadSeconds, quiet, runLoad, startServer } from './procs';
 import { reportBody } from './fleet';
 
@@ -60,7 +60,12 @@ const run = async (): Promise<Figure[]> => {
     const headBefore = await app.call<number>('head');
 
     const { warmupSec, durationSec } = loadSeconds();
+    /** One measured run against `url`: the same connections and seconds for every route. */
+    const load = (url: string, request: RequestSpec): Promise<LoadResult> =>
+      runLoad({ url, connections: CONNECTIONS, warmupSec, durationSec, request });
     const body = JSON.stringify({ reason: 'bench' });
+    /** The ceilings' route: bare Fastify's and each framework floor's JSON echo, same body. */
+    const echo: RequestSpec = { kind: 'fixed', method: 'POST', path: '/echo', headers, body };
     const bareRuns: LoadResult[] = [];
     const appRuns: LoadResult[] = [];
     const liveRuns: LoadResult[] = [];
@@ -71,57 +76,31 @@ const run = async (): Promise<Figure[]> => {
       'nest-express': [],
     };
     for (let round = 0; round < ROUNDS; round++) {
-      const b = await runLoad({
-        url: bare.url,
-        connections: CONNECTIONS,
-        warmupSec,
-        durationSec,
-        request: { kind: 'fixed', method: 'POST', path: '/echo', headers, body },
-      });
+      const b = await load(bare.url, echo);
       bareRuns.push(b);
-      const a = await runLoad({
-        url: app.url,
-        connections: CONNECTIONS,
-        warmupSec,
-        durationSec,
-        request: { kind: 'fixed', method: 'POST', path: cordonPath, headers, body },
+      const a = await load(app.url, {
+        kind: 'fixed',
+        method: 'POST',
+        path: cordonPath,
+        headers,
+        body,
       });
       appRuns.push(a);
       await quiet(app);
       liveRuns.push(
-        await runLoad({
-          url: app.url,
-          connections: CONNECTIONS,
-          warmupSec,
-          durationSec,
-          request: { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} },
-        }),
+        await load(app.url, { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} }),
       );
       readRuns.push(
-        await runLoad({
-          url: app.url,
-          connections: CONNECTIONS,
-          warmupSec,
-          durationSec,
-          request: {
-            kind: 'fixed',
-            method: 'GET',
-            path: `/v1/nodes/${nodeId}`,
-            headers: { authorization: admin },
-          },
+        await load(app.url, {
+          kind: 'fixed',
+          method: 'GET',
+          path: `/v1/nodes/${nodeId}`,
+          headers: { authorization: admin },
         }),
       );
       await quiet(app);
       for (const kind of Object.keys(floor) as Array<keyof typeof floor>) {
-        floorRuns[kind].push(
-          await runLoad({
-            url: floor[kind].url,
-            connections: CONNECTIONS,
-            warmupSec,
-            durationSec,
-            request: { kind: 'fixed', method: 'POST', path: '/echo', headers, body },
-          }),
-        );
+        floorRuns[kind].push(await load(floor[kind].url, echo));
       }
     }
     const appended = (await app.call<number>('head')) - headBefore;
