@@ -18,7 +18,7 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   beforeAll(async () => {
     t = await startApp({ NODE_STALE_SEC: '2' });
     admin = await t.auth('root', ['admin']);
-    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr']);
+    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs']);
   });
   afterAll(async () => t.close());
 
@@ -154,6 +154,43 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     expect(lastSeenAt).toBeGreaterThanOrEqual(before);
     expect(lastSeenAt).toBeLessThanOrEqual(after);
     for (const i of [0, 1, 2, 5, 6, 7]) expect(await offlineOf(ids[i])).toBeUndefined();
+  });
+
+  it("raises a second stall after a release with the nodes' real last report, not the release time", async () => {
+    const before = Date.now();
+    await post(
+      report(
+        'cs',
+        ['s-1', 's-2', 's-3', 's-4', 's-5'].map((h) => gpuNode(h)),
+      ),
+    );
+    const after = Date.now();
+    const stalls = async () =>
+      (await events('ClusterReportsStalled')).filter((e) => e.data.clusterId === 'cs');
+    const keepReporting = async (hosts: string[], until: () => Promise<boolean>) => {
+      const deadline = Date.now() + 12_000;
+      while (!(await until())) {
+        if (Date.now() > deadline) throw new Error('cluster cs never got there');
+        await post(
+          report(
+            'cs',
+            hosts.map((h) => gpuNode(h)),
+          ),
+        );
+        await sleep(300);
+      }
+    };
+    // s-1..s-4 fall silent: held. s-1 comes back: released. s-2..s-4 (3 of 5) are still
+    // silent, a mass failure again: held a second time.
+    await keepReporting(['s-5'], async () => (await stalls()).length === 1);
+    await keepReporting(['s-1', 's-5'], async () => (await stalls()).length === 2);
+    const resumed = (await events('ClusterReportsResumed')).find((e) => e.data.clusterId === 'cs')!;
+    const second = (await stalls())[1];
+    expect((second.data.staleNodes as unknown[]).length).toBe(3);
+    const lastSeenAt = Date.parse(second.data.lastSeenAt as string);
+    expect(lastSeenAt).toBeGreaterThanOrEqual(before);
+    expect(lastSeenAt).toBeLessThanOrEqual(after);
+    expect(lastSeenAt).toBeLessThan(Date.parse(resumed.data.at as string));
   });
 
   it('loses no timeout when Redis is flushed mid-test', async () => {

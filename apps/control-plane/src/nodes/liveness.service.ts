@@ -284,14 +284,8 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     // Nodes report every few seconds, so one silent for half a window stopped with the others;
     // counting only fully stale ones would let the first few of a mass failure go offline.
     const stale = online
-      .map((n, i) => ({
-        n,
-        ref: LivenessService.reference(
-          this.lastSeen(n.nodeId, beats[i], n.changedAt, now),
-          resumedAt,
-        ),
-      }))
-      .filter(({ ref }) => ref + this.staleMs / 2 <= now);
+      .map((n, i) => ({ n, seen: this.lastSeen(n.nodeId, beats[i], n.changedAt, now) }))
+      .filter(({ seen }) => LivenessService.reference(seen, resumedAt) + this.staleMs / 2 <= now);
     const stalled =
       cluster.state.status === 'stalled' ||
       isMassFailure(
@@ -301,7 +295,8 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         this.config.massFailureMinNodes,
       );
     if (stalled && cluster.state.status !== 'stalled') {
-      const lastSeen = stale.reduce((m, s) => Math.max(m, s.ref), 0);
+      // The latest real report among them, not a restarted clock (see `reference`).
+      const lastSeen = stale.reduce((m, s) => Math.max(m, s.seen), 0);
       const commandId = uuidFrom('cluster-stalled', clusterId, String(cluster.revision ?? -1));
       await this.pipeline.handle(
         clusterLivenessAggregate,
