@@ -206,6 +206,23 @@ describe('billing over HTTP', () => {
       expect((await records(`?from=${T(20)}&to=${T(10)}`, admin)).status).toBe(400);
       expect((await records('?cursor=junk', admin)).status).toBe(400);
     });
+
+    it.each([
+      ['from', '2026-12-01T10:00:00,5Z'], // a decimal comma
+      ['from', '2026-12-01T1000Z'], // basic time
+      ['to', '2026-12-01T10Z'], // hours only
+      ['to', '2026-W49-1T10:00:00Z'], // a week date
+    ])(
+      'refuses ?%s=%s, an ISO-8601 form Date cannot read, with 400 naming it',
+      async (field, time) => {
+        const res = await records(`?${field}=${encodeURIComponent(time)}`, admin);
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('validation_failed');
+        expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+          field,
+        ]);
+      },
+    );
   });
 
   it('keeps every record unchanged when the node is deleted', async () => {

@@ -276,6 +276,8 @@ describe('admin notifications', () => {
   it.each([
     ['since=yesterday'],
     ['since=2026-12-02T10:00:00'], // no UTC offset
+    ['since=2026-12-02T10:00:00,5Z'], // ISO-8601, but a form Date cannot read
+    ['since=2026-12-02T1000Z'],
     ['limit=0'],
     ['limit=1001'],
     ['cursor=not-a-cursor'],

@@ -1,9 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, IsString, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 import { PageQuery } from '../platform/http/page-query.dto';
+import { IsZonedTime } from '../platform/http/zoned-time';
 
-/** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
-const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
 export const ID = /^[A-Za-z0-9._:@-]{1,200}$/;
 
 export class ListBillingRecordsQuery extends PageQuery {
@@ -25,8 +24,7 @@ export class ListBillingRecordsQuery extends PageQuery {
     example: '2026-12-01T00:00:00Z',
   })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  @Matches(ZONED, { message: 'from must carry a UTC offset (Z or ±hh:mm)' })
+  @IsZonedTime('from')
   from?: string;
 
   @ApiPropertyOptional({
@@ -35,8 +33,7 @@ export class ListBillingRecordsQuery extends PageQuery {
     example: '2027-01-01T00:00:00Z',
   })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  @Matches(ZONED, { message: 'to must carry a UTC offset (Z or ±hh:mm)' })
+  @IsZonedTime('to')
   to?: string;
 }
 

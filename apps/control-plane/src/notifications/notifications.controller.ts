@@ -28,12 +28,9 @@ export class NotificationsController {
   async list(@Query() query: ListNotificationsQuery): Promise<NotificationPage> {
     const filter: Filter = {};
     if (query.since !== undefined) {
-      const since = Date.parse(query.since);
-      if (Number.isNaN(since)) {
-        throw validationFailed([{ field: 'since', problems: ['since must be an ISO-8601 time'] }]);
-      }
-      // Stored times are all toISOString() form, so string order is time order.
-      filter.at = { $gt: new Date(since).toISOString() };
+      // Stored times are all toISOString() form, so string order is time order (the query's
+      // DTO let through only times Date can read).
+      filter.at = { $gt: new Date(query.since).toISOString() };
     }
     try {
       const page = await this.readModels.find<NotificationDoc>(NOTIFICATIONS, filter, {

@@ -1,10 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, Matches } from 'class-validator';
+import { IsOptional } from 'class-validator';
 import { NOTIFICATION_TYPES, NotificationType } from './notification';
 import { PageQuery } from '../platform/http/page-query.dto';
-
-/** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
-const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
+import { IsZonedTime } from '../platform/http/zoned-time';
 
 export class ListNotificationsQuery extends PageQuery {
   @ApiPropertyOptional({
@@ -12,8 +10,7 @@ export class ListNotificationsQuery extends PageQuery {
     example: '2026-12-02T10:00:00Z',
   })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
-  @Matches(ZONED, { message: 'since must carry a UTC offset (Z or ±hh:mm)' })
+  @IsZonedTime('since')
   since?: string;
 }
 

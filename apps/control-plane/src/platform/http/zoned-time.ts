@@ -1,0 +1,29 @@
+import { Matches, ValidateBy, ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { IsISO8601 } from 'class-validator';
+
+/** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
+const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
+
+/** Whether `text` names an instant this server can read (ISO-8601 allows forms `Date` cannot). */
+export const isReadableTime = (text: unknown): boolean =>
+  typeof text === 'string' && !Number.isNaN(Date.parse(text));
+
+/**
+ * A time in a query: ISO-8601 (strict), with its UTC offset, and one `Date` can read. ISO-8601
+ * also allows week dates (2026-W49-1), ordinal dates (2026-337), basic forms (20261201T1000Z)
+ * and decimal commas, which `Date.parse` cannot read: those are refused here, with the field
+ * named, rather than failing later in the handler.
+ */
+export const IsZonedTime = (field: string, options?: ValidationOptions): PropertyDecorator =>
+  applyDecorators(
+    IsISO8601({ strict: true, strictSeparator: true }, options),
+    Matches(ZONED, { ...options, message: `${field} must carry a UTC offset (Z or ±hh:mm)` }),
+    ValidateBy(
+      { name: 'isReadableTime', validator: { validate: isReadableTime } },
+      {
+        ...options,
+        message: `${field} must be a calendar date-time such as 2026-12-02T10:00:00Z (week dates, ordinal dates, basic forms and decimal commas are not accepted)`,
+      },
+    ),
+  );
