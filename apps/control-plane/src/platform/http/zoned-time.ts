@@ -1,6 +1,5 @@
-import { Matches, ValidateBy, ValidationOptions } from 'class-validator';
 import { applyDecorators } from '@nestjs/common';
-import { IsISO8601 } from 'class-validator';
+import { IsISO8601, Matches, ValidateBy, ValidationOptions } from 'class-validator';
 
 /** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
 const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
