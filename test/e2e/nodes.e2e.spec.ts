@@ -188,6 +188,24 @@ describe('node inventory over HTTP', () => {
     );
   });
 
+  it('answers 404 naming the node for a command on a node that does not exist', async () => {
+    const missing = '01a23c4e-0000-7000-8000-000000000000';
+    const before = await eventCount();
+    for (const res of [
+      await request(t.url).post(`/v1/nodes/${missing}/cordon`).set(admin).send({}),
+      await request(t.url).post(`/v1/nodes/${missing}/uncordon`).set(admin),
+      await request(t.url).delete(`/v1/nodes/${missing}`).set(admin),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body.error).toMatchObject({
+        code: 'not_found',
+        message: `node ${missing} does not exist`,
+        details: { id: missing },
+      });
+    }
+    expect(await eventCount()).toBe(before);
+  });
+
   it('lets an auditor read nodes but not cordon; refuses a user', async () => {
     const auditor = await t.auth('aud', ['auditor']);
     expect((await request(t.url).get('/v1/nodes').set(auditor)).status).toBe(200);

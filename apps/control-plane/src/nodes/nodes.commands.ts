@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, notFound } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, notFound } from '../../../../libs/kernel/src';
 import { NodeCommand } from './node.decider';
 import { nodeAggregate } from './node.aggregate';
 import { nodeStreamId } from './node.events';
@@ -17,7 +17,15 @@ export class NodeCommands {
 
   async execute(nodeId: string, command: NodeCommand, ctx: CommandContext): Promise<void> {
     const stream = nodeStreamId(nodeId);
-    const result = await this.pipeline.handle(nodeAggregate, stream, command, ctx);
+    const result = await this.pipeline
+      .handle(nodeAggregate, stream, command, ctx)
+      .catch((error: unknown) => {
+        // The decider refuses a node that does not exist without knowing its id (commands
+        // carry none): name it here, as every other route's 404 does.
+        throw error instanceof DomainError && error.code === 'not_found'
+          ? notFound('node', nodeId)
+          : error;
+      });
     if (result.revision === null) throw notFound('node', nodeId);
     await this.runner.settle(result.position, [NODES_PROJECTION]);
   }
