@@ -85,6 +85,22 @@ describe.each([
     expect(await appendedBy(reordered, before)).toEqual([]);
   });
 
+  it('names a key by the route the router matched: the same path percent-encoded replays', async () => {
+    const first = await create('k-encoded', cluster('encoded'));
+    expect(first.status).toBe(201);
+    const before = await head();
+    for (const path of ['/v1/%63lusters', '/v1/cluster%73']) {
+      const again = await request(t.url)
+        .post(path)
+        .set(admin)
+        .set('Idempotency-Key', 'k-encoded')
+        .send(cluster('encoded'));
+      expect(again.status).toBe(201);
+      expect(again.body).toEqual(first.body);
+      expect(await appendedBy(again, before)).toEqual([]);
+    }
+  });
+
   it('refuses the same key with another body: 409 idempotency_key_reused, nothing appended', async () => {
     await create('k-reuse', cluster('reuse-a')).expect(201);
     const before = await head();

@@ -47,6 +47,22 @@ const scopeOf = (caller: Caller, method: string, path: string, key: string): str
     ].join('\n'),
   );
 
+/**
+ * The request's path as the router understood it: the matched route with its decoded
+ * parameters. `/v1/%73essions` reaches the same handler as `/v1/sessions` and must name the
+ * same key; for a path written plainly this is the path as sent.
+ */
+const pathOf = (request: {
+  url: string;
+  routeOptions: { url?: string };
+  params: unknown;
+}): string => {
+  const template = request.routeOptions.url;
+  if (template === undefined) return request.url.split('?')[0];
+  const params = (request.params ?? {}) as Record<string, string>;
+  return template.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => params[name] ?? '');
+};
+
 type Pending = { readonly scope: string; readonly bodyHash: string; release(): void };
 
 /** What the hooks leave on the request for the guard and the command context. */
@@ -93,7 +109,7 @@ export const installIdempotency = (
       ]);
       return;
     }
-    const scope = scopeOf(caller, request.method, request.url.split('?')[0], key);
+    const scope = scopeOf(caller, request.method, pathOf(request), key);
     const bodyHash = sha256(canonical(request.body));
     for (;;) {
       const running = inFlight.get(scope);
