@@ -289,3 +289,68 @@ describe('bodies the server cannot read', () => {
     expect(await readLog(t)).toEqual(before);
   });
 });
+
+describe('commands that take no body', () => {
+  let t: TestApp;
+  const nodeId = '01a23c4e-0000-7000-8000-000000000000';
+  const sessionId = '01a23c4e-0000-7000-8000-0000000000aa';
+  beforeAll(async () => {
+    t = await startApp();
+    await t.app
+      .get(CommandPipeline)
+      .handle(pinger, 'pinger-1', { type: 'Ping', data: { n: 1 } }, contextFor(randomUUID()));
+  });
+  afterAll(async () => t.close());
+
+  it.each([
+    ['POST', `/v1/nodes/${nodeId}/uncordon`],
+    ['DELETE', `/v1/nodes/${nodeId}`],
+    ['POST', `/v1/sessions/${sessionId}/pause`],
+    ['POST', `/v1/sessions/${sessionId}/resume`],
+    ['POST', `/v1/sessions/${sessionId}/terminate`],
+    ['POST', `/v1/sessions/${sessionId}/force-terminate`],
+    ['POST', '/v1/clusters/c-x/repair'],
+    ['DELETE', '/v1/node-pools/01a23c4e-0000-7000-8000-0000000000bb'],
+  ])(
+    '%s %s: a field is 400 naming it, nothing appended; no body or {} reach the command',
+    async (method, path) => {
+      const admin = await t.auth('a', ['admin']);
+      const call = () =>
+        method === 'POST'
+          ? request(t.url).post(path).set(admin)
+          : request(t.url).delete(path).set(admin);
+      const before = await readLog(t);
+      const refused = await call().send({ reason: 'x', force: true });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.code).toBe('validation_failed');
+      expect(refused.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+        'reason',
+        'force',
+      ]);
+      expect((await call().send([1])).status).toBe(400);
+      expect(await readLog(t)).toEqual(before);
+      // Nothing by these ids exists: the command itself answers.
+      expect((await call()).status).toBe(404);
+      expect((await call().send({})).status).toBe(404);
+    },
+  );
+
+  it('keeps 401 and 403 ahead of the body check', async () => {
+    const path = `/v1/nodes/${nodeId}/uncordon`;
+    expect((await request(t.url).post(path).send({ x: 1 })).status).toBe(401);
+    const auditor = await t.auth('aud', ['auditor']);
+    expect((await request(t.url).post(path).set(auditor).send({ x: 1 })).status).toBe(403);
+  });
+
+  it('refuses a text/plain body with 415 unsupported_media_type, not a list of missing fields', async () => {
+    const before = await readLog(t);
+    const res = await request(t.url)
+      .post('/v1/sessions')
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'text/plain')
+      .send('{"kind":"cpu","cpu":1,"memoryGiB":1}');
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
+    expect(await readLog(t)).toEqual(before);
+  });
+});

@@ -64,6 +64,9 @@ export const createApp = async (
   );
   installObservability(app);
   const fastify = app.getHttpAdapter().getInstance();
+  // JSON only: a text/plain body reached the DTOs as a string, and the 400 listed every
+  // field as missing. Without a parser it is 415 unsupported_media_type, as any other type.
+  fastify.removeContentTypeParser('text/plain');
   fastify.addHook('onRequest', async (request, reply) => {
     const given = request.headers[CORRELATION_HEADER];
     const correlationId =

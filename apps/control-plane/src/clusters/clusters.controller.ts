@@ -19,6 +19,7 @@ import {
   UpgradeClusterDto,
 } from './clusters.dto';
 import { ClustersService } from './clusters.service';
+import { NoBody } from '../platform/http/no-body';
 
 @ApiTags('clusters')
 @ApiBearerAuth()
@@ -81,6 +82,7 @@ export class ClustersController {
 
   /** For a degraded or failed cluster (409 invalid_transition otherwise): ends when it is running again. */
   @Post(':clusterId/repair')
+  @NoBody()
   @HttpCode(202)
   @Roles('admin')
   @ApiAcceptedResponse({ type: OperationAccepted })

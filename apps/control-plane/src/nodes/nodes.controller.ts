@@ -17,6 +17,7 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { NodeCommands } from './nodes.commands';
 import { CordonNodeDto, ListNodesQuery, NodePage, NodeView } from './nodes.dto';
 import { NodesQueries } from './nodes.queries';
+import { NoBody } from '../platform/http/no-body';
 
 const NODE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -73,6 +74,7 @@ export class NodesController {
   }
 
   @Post(':nodeId/uncordon')
+  @NoBody()
   @HttpCode(200)
   @Roles('admin')
   @ApiOkResponse({ type: NodeView })
@@ -86,6 +88,7 @@ export class NodesController {
   }
 
   @Delete(':nodeId')
+  @NoBody()
   @HttpCode(204)
   @Roles('admin')
   async remove(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext): Promise<void> {

@@ -18,6 +18,7 @@ import { checkId } from '../pools/pools.controller';
 import { OperationAccepted, ResizeNodePoolDto, ScaleNodePoolDto } from '../pools/pools.dto';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { OperationsService } from './operations.service';
+import { NoBody } from '../platform/http/no-body';
 
 export class ListOperationsQuery {
   @ApiPropertyOptional()
@@ -73,6 +74,7 @@ export class OperationsController {
 
   /** 202: drains and removes the pool's nodes, then deletes it; 409 last_pool for a cluster's last pool. */
   @Delete('node-pools/:poolId')
+  @NoBody()
   @HttpCode(202)
   @Roles('admin')
   @ApiAcceptedResponse({ type: OperationAccepted })

@@ -7,6 +7,7 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { Ctx } from '../platform/http/command-context';
 import { CreateSessionDto, ListSessionsQuery, SessionPage, SessionView } from './sessions.dto';
 import { SessionsService } from './sessions.service';
+import { NoBody } from '../platform/http/no-body';
 
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const checkId = (id: string): string => {
@@ -49,6 +50,7 @@ export class SessionsController {
 
   /** Cold pause: the cards are released and billing stops. */
   @Post(':sessionId/pause')
+  @NoBody()
   @HttpCode(200)
   @Roles('user', 'admin')
   @ApiOkResponse({ type: SessionView })
@@ -65,6 +67,7 @@ export class SessionsController {
 
   /** Placed anywhere that fits, else `queued` until capacity appears. */
   @Post(':sessionId/resume')
+  @NoBody()
   @HttpCode(200)
   @Roles('user', 'admin')
   @ApiOkResponse({ type: SessionView })
@@ -80,6 +83,7 @@ export class SessionsController {
   }
 
   @Post(':sessionId/terminate')
+  @NoBody()
   @HttpCode(200)
   @Roles('user', 'admin')
   @ApiOkResponse({ type: SessionView })
@@ -95,6 +99,7 @@ export class SessionsController {
   }
 
   @Post(':sessionId/force-terminate')
+  @NoBody()
   @HttpCode(200)
   @Roles('admin')
   @ApiOkResponse({ type: SessionView })

@@ -64,7 +64,11 @@ export class ErrorFilter implements ExceptionFilter {
     const fastifyCode = (exception as { code?: unknown })?.code;
     if (typeof fastifyCode === 'string' && FASTIFY_ERRORS[fastifyCode]) {
       const [status, code] = FASTIFY_ERRORS[fastifyCode];
-      return [status, envelope(code, (exception as Error).message)];
+      const message =
+        status === 415
+          ? 'request bodies are JSON: send Content-Type: application/json'
+          : (exception as Error).message;
+      return [status, envelope(code, message)];
     }
     if (
       exception instanceof SyntaxError ||
