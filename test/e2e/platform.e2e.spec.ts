@@ -47,6 +47,29 @@ describe('the platform over HTTP', () => {
     expect(res.body.error.code).toBe('validation_failed');
   });
 
+  it.each(['constructor', '__proto__', 'prototype'])(
+    'refuses a query or body field named %s like any unknown field (400 naming it)',
+    async (key) => {
+      const query = await request(t.url)
+        .get(`/v1/nodes?${key}=1`)
+        .set(await t.auth('ann', ['auditor']));
+      expect(query.status).toBe(400);
+      expect(query.body.error.details.fields).toEqual([
+        { field: key, problems: [`property ${key} should not exist`] },
+      ]);
+      const before = await readLog(t);
+      const body = await request(t.url)
+        .post('/v1/sessions')
+        .set(await t.auth('u', ['user']))
+        .set('content-type', 'application/json')
+        .send(`{"kind":"cpu","cpu":1,"memoryGiB":1,"${key}":1}`);
+      // `__proto__` in a JSON body is already refused by the parser, as malformed.
+      expect(body.status).toBe(400);
+      expect(body.body.error.code).toBe('validation_failed');
+      expect(await readLog(t)).toEqual(before);
+    },
+  );
+
   it('answers a path parameter longer than any id in the envelope (400 validation_failed)', async () => {
     const res = await request(t.url)
       .get(`/v1/streams/node-${'a'.repeat(400)}`)
