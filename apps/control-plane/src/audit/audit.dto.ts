@@ -6,11 +6,14 @@ export class ReadLogQuery {
   @ApiPropertyOptional({
     description: "First global position to return (inclusive); the previous page's nextPosition",
     minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
   })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
+  // Larger integers lose digits as numbers (9007199254740993 read back as ...992).
+  @Max(Number.MAX_SAFE_INTEGER)
   fromPosition?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
@@ -34,11 +37,16 @@ export class ReadLogQuery {
 }
 
 export class ReadStreamQuery {
-  @ApiPropertyOptional({ minimum: 0, description: 'First revision to return (inclusive)' })
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'First revision to return (inclusive)',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
   fromRevision?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
