@@ -3,7 +3,6 @@ import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { SessionDemand } from '../nodes/node.decider';
 import { nodeCodec } from '../nodes/node.events';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';
@@ -28,9 +27,40 @@ const FREES_CAPACITY = new Set([
   'NodeDrainEnded',
 ]);
 
-/** A session cannot fit where a smaller demand of the same kind and model already did not. */
-const key = (d: SessionDemand): string => (d.kind === 'gpu' ? `gpu:${d.gpuModel}` : 'cpu');
-const size = (d: SessionDemand): number => (d.kind === 'gpu' ? d.gpuCount : d.cpu);
+type Waiting = Pick<SessionDoc, 'demand' | 'poolId' | 'owner'>;
+
+/**
+ * The queue pass's memory of misses: a session cannot fit where a demand no larger, of the
+ * same kind and model, for the same pool and owner, already did not. Pool and owner are part
+ * of it (a miss for another pool, or for an owner a restricted pool refuses, says nothing of
+ * the nodes this session may use), and a CPU demand is no larger only in vCPUs and memory both.
+ */
+export class QueueMisses {
+  private readonly byKey = new Map<string, Array<readonly [number, number]>>();
+
+  /** Whether an earlier miss rules this session out without trying it. */
+  covers(s: Waiting): boolean {
+    const [units, memory] = QueueMisses.size(s);
+    return (this.byKey.get(QueueMisses.key(s)) ?? []).some(([u, m]) => u <= units && m <= memory);
+  }
+
+  missed(s: Waiting): void {
+    const key = QueueMisses.key(s);
+    const [units, memory] = QueueMisses.size(s);
+    // Only the smallest misses are kept: one that another covers adds nothing.
+    const kept = (this.byKey.get(key) ?? []).filter(([u, m]) => u < units || m < memory);
+    this.byKey.set(key, [...kept, [units, memory]]);
+  }
+
+  private static key(s: Waiting): string {
+    const kind = s.demand.kind === 'gpu' ? `gpu:${s.demand.gpuModel}` : 'cpu';
+    return JSON.stringify([kind, s.poolId, s.owner]);
+  }
+
+  private static size({ demand: d }: Waiting): readonly [number, number] {
+    return d.kind === 'gpu' ? [d.gpuCount, 0] : [d.cpu, d.memoryGiB];
+  }
+}
 
 /**
  * The resumption queue. Event-driven (capacity freed → a tick job due now, one id so a burst
@@ -104,11 +134,10 @@ export class SessionQueueService {
       actor: SYSTEM_ACTOR,
       now: new Date(),
     };
-    const smallestMiss = new Map<string, number>();
+    const misses = new QueueMisses();
     let waiting = 0;
     for (const s of queued) {
-      const miss = smallestMiss.get(key(s.demand));
-      if (miss !== undefined && size(s.demand) >= miss) {
+      if (misses.covers(s)) {
         waiting++;
         continue;
       }
@@ -118,7 +147,7 @@ export class SessionQueueService {
       });
       if (state.status === 'queued') {
         waiting++;
-        smallestMiss.set(key(s.demand), Math.min(miss ?? Infinity, size(s.demand)));
+        misses.missed(s);
       }
     }
     if (queued.length > 0)
