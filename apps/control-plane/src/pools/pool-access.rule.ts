@@ -1,8 +1,57 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { PoolAccess } from '../sessions/pool-access';
-import { poolAggregate } from './pool.decider';
+import { DomainError, notFound } from '../../../../libs/kernel/src';
+import { PoolAccess, PoolRequest } from '../sessions/pool-access';
+import { PoolState, poolAggregate } from './pool.decider';
 import { poolStreamId } from './pool.events';
+
+/**
+ * Why a session can never be placed in the pool it names, or null when it can: pure, from
+ * the pool's own state. Creating names the pool, so an unknown or deleted one is 404; a
+ * paused session resuming into a pool deleted meanwhile is a conflict (the session exists).
+ */
+export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError | null => {
+  const { poolId, owner, demand, use } = request;
+  if (pool.status === 'absent' || pool.status === 'deleted') {
+    if (use === 'create') return notFound('node pool', poolId);
+    return new DomainError(
+      'pool_not_active',
+      `node pool ${poolId} of this session ${pool.status === 'absent' ? 'does not exist' : 'was deleted'}`,
+      'conflict',
+      { poolId, status: pool.status },
+    );
+  }
+  if (pool.tenants.length > 0 && !pool.tenants.includes(owner)) {
+    return new DomainError(
+      'forbidden',
+      `node pool ${pool.name} (${poolId}) is not open to ${owner}`,
+      'forbidden',
+      { poolId, owner },
+    );
+  }
+  if (pool.status !== 'active') {
+    return new DomainError(
+      'pool_not_active',
+      `node pool ${pool.name} (${poolId}) is ${pool.status}`,
+      'conflict',
+      { poolId, status: pool.status },
+    );
+  }
+  const wrongKind = pool.kind !== demand.kind;
+  const wrongModel =
+    demand.kind === 'gpu' && pool.gpuType !== null && pool.gpuType !== demand.gpuModel;
+  if (wrongKind || wrongModel) {
+    const wanted = demand.kind === 'gpu' ? `a ${demand.gpuModel} gpu session` : 'a cpu session';
+    const takes = pool.kind === 'gpu' ? `${pool.gpuType ?? 'gpu'} sessions` : 'cpu sessions';
+    return new DomainError(
+      'pool_mismatch',
+      `node pool ${pool.name} (${poolId}) takes ${takes}, not ${wanted}`,
+      'conflict',
+      { poolId, poolKind: pool.kind, gpuType: pool.gpuType },
+    );
+  }
+  return null;
+};
 
 /**
  * Who may place sessions in a pool: everyone when its tenant list is empty, else only the
@@ -17,5 +66,11 @@ export class PoolAccessRule implements PoolAccess {
     const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
     if (state.status === 'absent') return true;
     return state.tenants.length === 0 || state.tenants.includes(owner);
+  }
+
+  async admit(request: PoolRequest): Promise<void> {
+    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(request.poolId));
+    const refusal = poolRefusal(state, request);
+    if (refusal) throw refusal;
   }
 }

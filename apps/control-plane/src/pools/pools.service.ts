@@ -16,6 +16,7 @@ import { nodeCodec, nodeStreamId } from '../nodes/node.events';
 import { NodeCommands } from '../nodes/nodes.commands';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { NodesQueries } from '../nodes/nodes.queries';
+import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { POOL_LABEL } from '../provisioner/provisioner.port';
 import { DEFAULT_CPU_NODE, GPU_CATALOG } from './catalog';
@@ -28,6 +29,25 @@ export const POOLS_PROJECTION = 'projection:node-pools';
 
 const conflict = (code: string, message: string, details: Record<string, unknown> = {}) =>
   new DomainError(code, message, 'conflict', details);
+
+/** The node shape of the other kind of pool: given, it would be dropped without a word. */
+const OTHER_KIND_FIELDS = {
+  gpu: ['cpu', 'memoryGiB'],
+  cpu: ['gpuType', 'gpusPerNode'],
+} as const;
+
+/** A CPU pool takes no GPU fields, a GPU pool (shaped by its GPU type) no vCPUs or memory. */
+export const refuseOtherKindFields = (body: CreateNodePoolDto): void => {
+  const given = body as unknown as Record<string, unknown>;
+  const extra = OTHER_KIND_FIELDS[body.kind].filter(
+    (f) => given[f] !== undefined && given[f] !== null,
+  );
+  if (extra.length > 0) {
+    throw validationFailed(
+      extra.map((field) => ({ field, problems: [`not allowed for a ${body.kind} pool`] })),
+    );
+  }
+};
 
 @Injectable()
 export class PoolsService {
@@ -42,8 +62,8 @@ export class PoolsService {
   ) {}
 
   async create(clusterId: string, body: CreateNodePoolDto, ctx: CommandContext): Promise<PoolView> {
-    const cluster = (await this.pipeline.load(clusterAggregate, clusterStreamId(clusterId))).state;
-    if (cluster.status === 'absent') throw notFound('cluster', clusterId);
+    refuseOtherKindFields(body);
+    await this.existingCluster(clusterId);
     const taken = await this.readModels.count(NODE_POOLS, {
       clusterId,
       name: body.name,
@@ -118,12 +138,20 @@ export class PoolsService {
   }
 
   async list(clusterId: string): Promise<{ items: PoolView[] }> {
+    // An unknown cluster is 404, as GET /v1/clusters/{id} says, not an empty list.
+    await this.existingCluster(clusterId);
     const page = await this.readModels.find<PoolDoc & Doc>(
       NODE_POOLS,
       { clusterId, status: { $ne: 'deleted' } },
       { sort: { name: 1 }, limit: 1000 },
     );
     return { items: await Promise.all(page.items.map((d) => this.view(d))) };
+  }
+
+  /** Judged from the cluster's own stream, so a cluster just created is found at once. */
+  private async existingCluster(clusterId: string): Promise<void> {
+    const cluster = (await this.pipeline.load(clusterAggregate, clusterStreamId(clusterId))).state;
+    if (cluster.status === 'absent') throw notFound('cluster', clusterId);
   }
 
   /** Every node of the pool on the Nodes screen (deleted nodes are gone from it). */

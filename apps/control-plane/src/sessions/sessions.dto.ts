@@ -5,6 +5,7 @@ import {
   IsString,
   Matches,
   MaxLength,
+  MinLength,
   ValidateBy,
   buildMessage,
   isIn,
@@ -87,13 +88,19 @@ export class CreateSessionDto {
   @maxOf('cpu', 16384)
   memoryGiB?: number;
 
-  @ApiPropertyOptional({ description: 'Place only in this node pool' })
+  @ApiPropertyOptional({
+    description:
+      'Place only in this node pool: an active pool of the kind (and GPU model) open to the owner',
+  })
   @IsOptional()
   @IsString()
+  @MinLength(1)
   @MaxLength(128)
   poolId?: string;
 
-  @ApiPropertyOptional({ description: "Admin only: the session's owner (default: the caller)" })
+  @ApiPropertyOptional({
+    description: "Admin only: the session's owner (default, and when null: the caller)",
+  })
   @IsOptional()
   @Matches(OWNER, { message: 'owner must be 1-128 characters of [A-Za-z0-9._@:-]' })
   owner?: string;

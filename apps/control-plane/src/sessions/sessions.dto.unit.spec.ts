@@ -10,6 +10,7 @@ import {
   Max,
   MaxLength,
   Min,
+  MinLength,
   ValidateIf,
   ValidationError,
   validateSync,
@@ -49,6 +50,7 @@ class ConditionalCreateSessionDto {
 
   @IsOptional()
   @IsString()
+  @MinLength(1)
   @MaxLength(128)
   poolId?: string;
 
@@ -92,6 +94,12 @@ const body = fc
   .map((b) => b as Record<string, unknown>);
 
 describe('the create-session body', () => {
+  it('refuses an empty poolId, naming it (an empty pool is no pool: the session would wait forever)', () => {
+    expect(problems(CreateSessionDto, { kind: 'cpu', cpu: 4, memoryGiB: 16, poolId: '' })).toEqual([
+      ['poolId', ['poolId must be longer than or equal to 1 characters']],
+    ]);
+  });
+
   it('compiles to the fast validation path', () => {
     expect(compileFastCheck(CreateSessionDto)).not.toBeNull();
   });
@@ -122,6 +130,8 @@ describe('the create-session body', () => {
     [{ kind: 'gpu', gpuModel: 'L40S', gpuCount: null }, false],
     [{ kind: 'cpu', cpu: 4 }, false],
     [{ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1, cpu: 0 }, false],
+    [{ kind: 'cpu', cpu: 4, memoryGiB: 16, poolId: '' }, false],
+    [{ kind: 'cpu', cpu: 4, memoryGiB: 16, poolId: null, owner: null }, true],
   ])('fast path on %j: %s', (b, accepted) => {
     expect(compileFastCheck(CreateSessionDto)!(b)).toBe(accepted);
   });

@@ -13,6 +13,7 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { EventStore } from '../../../../libs/eventstore/src/port';
 import { PlacementService } from './placement.service';
+import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { SessionCommand, sessionAggregate } from './session.decider';
 import { SessionState, sessionStreamId } from './session.events';
 import { CreateSessionDto, ListSessionsQuery, SessionView } from './sessions.dto';
@@ -72,10 +73,13 @@ export class SessionsService {
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(PlacementService) private readonly placement: PlacementService,
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
   ) {}
 
   async create(body: CreateSessionDto, caller: Caller, ctx: CommandContext): Promise<SessionView> {
-    if (body.owner !== undefined && body.owner !== caller.sub && !isPrivileged(caller)) {
+    // `"owner": null` is no owner given, for every role: the session is the caller's.
+    const owner = body.owner ?? caller.sub;
+    if (owner !== caller.sub && !isPrivileged(caller)) {
       throw new DomainError(
         'forbidden',
         'only an admin may create a session for another owner',
@@ -95,6 +99,8 @@ export class SessionsService {
         extra.map((field) => ({ field, problems: [`not allowed for a ${body.kind} session`] })),
       );
     }
+    const poolId = body.poolId ?? null;
+    if (poolId !== null) await this.pools.admit({ poolId, owner, demand, use: 'create' });
     // The session id derives from the command id: a retried create (same Idempotency-Key) is the same session.
     const sessionId = sessionIdFor(ctx.commandId);
     const requested = await this.pipeline.handle(
@@ -104,9 +110,9 @@ export class SessionsService {
         type: 'RequestSession',
         data: {
           sessionId,
-          owner: body.owner ?? caller.sub,
+          owner,
           demand,
-          poolId: body.poolId ?? null,
+          poolId,
           at: ctx.now.toISOString(),
         },
       },
@@ -121,11 +127,21 @@ export class SessionsService {
     ctx: CommandContext,
     make: (now: string) => SessionCommand,
   ): Promise<SessionView> {
-    await this.authorise(sessionId, caller);
+    const before = await this.authorise(sessionId, caller);
+    const command = make(ctx.now.toISOString());
+    if (command.type === 'ResumeSession' && before.status === 'paused' && before.poolId !== null) {
+      // Its pool may have been deleted while it was paused: queued there, it would wait forever.
+      await this.pools.admit({
+        poolId: before.poolId,
+        owner: before.owner,
+        demand: before.demand,
+        use: 'resume',
+      });
+    }
     const result = await this.pipeline.handle(
       sessionAggregate,
       sessionStreamId(sessionId),
-      make(ctx.now.toISOString()),
+      command,
       ctx,
     );
     let state = result.state;
@@ -178,16 +194,18 @@ export class SessionsService {
     }
   }
 
+  /** The session as its stream has it, when the caller may see it (else 404). */
   private async authorise(
     sessionId: string,
     caller: Caller,
     access: 'read' | 'command' = 'command',
-  ): Promise<void> {
+  ): Promise<Exclude<SessionState, { status: 'absent' }>> {
     const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
     const all = access === 'read' ? readsAll(caller) : isPrivileged(caller);
     if (state.status === 'absent' || (!all && state.owner !== caller.sub)) {
       throw notFound('session', sessionId);
     }
+    return state;
   }
 
   /** The response shows the command's outcome, and a GET right after it sees the same (read your writes). */
