@@ -2,7 +2,7 @@ import { ArgumentMetadata, Injectable, PipeTransform, ValidationPipe } from '@ne
 import { isISO8601 } from 'class-validator';
 import { GPU_MODELS } from '../config/config';
 import { createValidationPipe } from '../platform/http/validation.pipe';
-import { CLUSTER_ID, GPU_UUID, HOSTNAME, InventoryReportDto } from './inventory.dto';
+import { CLUSTER_ID, GPU_UUID, HOSTNAME, InventoryReportDto, OBSERVED_AT } from './inventory.dto';
 import { NODE_ROLES } from './node.events';
 
 /**
@@ -58,6 +58,10 @@ const intIn = (v: unknown, min: number, max: number): boolean =>
 /** IsOptional: null and undefined skip every other rule. */
 const absent = (v: unknown): boolean => v === undefined || v === null;
 
+/** The DTO's IsISO8601 (strict) and Matches(OBSERVED_AT): RFC 3339 with its offset. */
+const isObservedAt = (v: unknown): boolean =>
+  typeof v === 'string' && OBSERVED_AT.test(v) && isISO8601(v, { strict: true });
+
 const isCapacity = (v: unknown): boolean =>
   isPlain(v) &&
   onlyKeys(v, CAPACITY_KEYS) &&
@@ -93,7 +97,7 @@ const isNode = (v: unknown): boolean => {
   }
   if (typeof v.kubeletReady !== 'boolean') return false;
   if (!absent(v.unschedulable) && typeof v.unschedulable !== 'boolean') return false;
-  if (!absent(v.observedAt) && !isISO8601(v.observedAt, { strict: true })) return false;
+  if (!absent(v.observedAt) && !isObservedAt(v.observedAt)) return false;
   return true;
 };
 
@@ -110,6 +114,25 @@ export const isPlainValidInventoryReport = (body: unknown): body is InventoryRep
 
 const METADATA: ArgumentMetadata = { type: 'body', metatype: InventoryReportDto, data: undefined };
 
+type Labels = Record<string, unknown>;
+
+/**
+ * Each node's labels as sent, copied into prototype-less objects: `constructor` and
+ * `prototype` are valid Kubernetes label keys, but the ValidationPipe deletes them from every
+ * object (and class-transformer skips them). The controller checks every key and value later.
+ */
+const labelsAsSent = (body: unknown): Array<Labels | undefined> => {
+  const nodes = isPlain(body) ? body.nodes : undefined;
+  if (!Array.isArray(nodes)) return [];
+  return nodes.map((n: unknown) => {
+    const labels = isPlain(n) ? n.labels : undefined;
+    if (!isPlain(labels)) return undefined;
+    const copy: Labels = Object.create(null) as Labels;
+    for (const k of Object.keys(labels)) copy[k] = labels[k];
+    return copy;
+  });
+};
+
 /**
  * The inventory report body: the fast check above, else the app's ValidationPipe on
  * InventoryReportDto (same refusals, same `details.fields`). The handler's parameter must not
@@ -121,6 +144,13 @@ export class InventoryReportPipe implements PipeTransform<unknown, Promise<Inven
 
   async transform(value: unknown): Promise<InventoryReportDto> {
     if (isPlainValidInventoryReport(value)) return value;
-    return (await this.fallback.transform(value, METADATA)) as InventoryReportDto;
+    const labels = labelsAsSent(value);
+    const dto = (await this.fallback.transform(value, METADATA)) as InventoryReportDto;
+    // The DTO accepted the body: where it saw an object of labels, the labels as sent.
+    dto.nodes.forEach((node, i) => {
+      const sent = labels[i];
+      if (sent !== undefined && node.labels) node.labels = sent as Record<string, string>;
+    });
+    return dto;
   }
 }

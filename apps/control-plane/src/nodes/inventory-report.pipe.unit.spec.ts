@@ -89,6 +89,13 @@ describe('InventoryReportPipe', () => {
       'an observedAt',
       report('c1', [gpuNode('gpu-a-01', { observedAt: '2026-12-02T15:00:00.123Z' })]),
     ],
+    [
+      'an observedAt with an offset and nanoseconds',
+      report('c1', [
+        gpuNode('gpu-a-01', { observedAt: '2026-12-02T19:00:00.123456789+09:00' }),
+        gpuNode('gpu-a-02', { observedAt: '2026-12-02T04:30:00-05:30' }),
+      ]),
+    ],
     // Semantic problems are the controller's to find, after the cluster check, as before.
     ['a bad mode label', report('c1', [gpuNode('gpu-x', { labels: { 'fleet/mode': 'solo' } })])],
     ['a duplicated hostname', report('c1', [gpuNode('gpu-x'), gpuNode('gpu-x')])],
@@ -122,6 +129,21 @@ describe('InventoryReportPipe', () => {
       report('c1', [gpuNode('gpu-x', { observedAt: '2019-02-30' })]),
       'nodes.0.observedAt',
     ],
+    ...[
+      ['a week date', '2026-W49-1'],
+      ['a week', '2026-W49'],
+      ['an ordinal date', '2026-337'],
+      ['a decimal comma', '2026-12-01T10:00:00,5Z'],
+      ['a basic form', '20261201T100000Z'],
+      ['a local time (no offset)', '2026-12-01T00:00:00'],
+      ['a date alone', '2026-12-01'],
+      ['a leap second', '2026-12-31T23:59:60Z'],
+      ['an offset without a colon', '2026-12-01T10:00:00+0900'],
+    ].map(([what, observedAt]): [string, ReturnType<typeof report>, string] => [
+      `an observedAt as ${what}`,
+      report('c1', [gpuNode('gpu-x', { observedAt })]),
+      'nodes.0.observedAt',
+    ]),
     [
       '65 cards',
       report('c1', [
@@ -137,10 +159,20 @@ describe('InventoryReportPipe', () => {
     expect(await viaPipe(body)).toEqual(dto);
   });
 
-  it('hands anything unusual to the DTO (prototype keys in labels are stripped there)', async () => {
-    const body = report('c1', [gpuNode('gpu-x', { labels: JSON.parse('{"constructor":"x"}') })]);
+  it('hands prototype keys in labels to the DTO, and keeps them as labels (the DTO strips them)', async () => {
+    const labels = JSON.parse('{"constructor":"x","prototype":"y","__proto__":"z","a":"b"}');
+    const body = report('c1', [gpuNode('gpu-x', { labels }), cpuNode('cpu-x')]);
     expect(isPlainValidInventoryReport(structuredClone(body))).toBe(false);
-    expect(await viaPipe(body)).toEqual(await viaDto(body));
+    const dto = await viaDto(body);
+    expect(dto.ok && (dto.value as InventoryReportDto).nodes[0].labels).toEqual({ a: 'b' });
+    const piped = await viaPipe(body);
+    expect(piped.ok).toBe(true);
+    const kept = (piped.ok && (piped.value as InventoryReportDto).nodes[0].labels) || {};
+    // Own keys, `__proto__` too (the controller refuses it as a label key, naming it).
+    expect(Object.keys(kept).sort()).toEqual(['__proto__', 'a', 'constructor', 'prototype']);
+    expect(Object.getPrototypeOf(kept)).toBeNull();
+    expect(kept.constructor).toBe('x');
+    expect(piped.ok && (piped.value as InventoryReportDto).nodes[1].labels).toEqual({});
   });
 
   /** Values of every JSON type and edge values for each field. */
@@ -209,8 +241,20 @@ describe('InventoryReportPipe', () => {
       kubeletReady: maybe(fc.boolean()),
       unschedulable: maybe(fc.boolean()),
       observedAt: maybe(
-        fc.constantFrom('2026-12-02T15:00:00.123Z', '2026-12-02', '2024-02-29T00:00:00Z'),
-        fc.constantFrom('2026-02-29T00:00:00Z', 'x', '2026-12-02T25:00:00Z'),
+        fc.constantFrom(
+          '2026-12-02T15:00:00.123Z',
+          '2026-12-02T19:00:00+09:00',
+          '2024-02-29T00:00:00Z',
+        ),
+        fc.constantFrom(
+          '2026-02-29T00:00:00Z',
+          'x',
+          '2026-12-02T25:00:00Z',
+          '2026-12-02',
+          '2026-W49-1',
+          '2026-12-01T10:00:00,5Z',
+          '2026-12-01T10:00:00',
+        ),
       ),
     },
     { requiredKeys: ['hostname', 'role', 'capacity', 'kubeletReady'] },

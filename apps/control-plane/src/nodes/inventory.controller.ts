@@ -33,12 +33,22 @@ const isLabel = (key: string, value: unknown): boolean =>
   typeof value === 'string' &&
   valid(knownValues, LABEL_VALUE, value);
 
+/**
+ * How far ahead of the server's receive time an observedAt may be: reports are ordered by it,
+ * so one from a clock far ahead would make every later real report look older (a frozen node).
+ */
+const OBSERVED_AHEAD_MS = 60_000;
+
 /** Checks what class-validator cannot express, naming each bad field. */
 const semanticProblems = (
   nodes: readonly NodeReportDto[],
+  now: Date,
 ): Array<{ field: string; problems: string[] }> => {
   const out: Array<{ field: string; problems: string[] }> = [];
   const hostnames = new Set<string>();
+  /** uuid → the index of the first node listing it: one card is on one node. */
+  const cards = new Map<string, number>();
+  const latest = now.getTime() + OBSERVED_AHEAD_MS;
   nodes.forEach((n, i) => {
     const at = `nodes.${i}`;
     if (hostnames.has(n.hostname))
@@ -62,8 +72,28 @@ const semanticProblems = (
     const gpus = n.gpus ?? [];
     if (gpus.length > 0 && n.role !== 'gpu')
       out.push({ field: `${at}.gpus`, problems: ['only gpu nodes carry GPU cards'] });
-    if (gpus.length > 1 && new Set(gpus.map((g) => g.uuid)).size !== gpus.length)
-      out.push({ field: `${at}.gpus`, problems: ['a GPU uuid appears twice'] });
+    let twice = false;
+    const taken: Array<{ field: string; problems: string[] }> = [];
+    for (let k = 0; k < gpus.length; k++) {
+      const first = cards.get(gpus[k].uuid);
+      if (first === undefined) cards.set(gpus[k].uuid, i);
+      else if (first === i) twice = true;
+      else
+        taken.push({
+          field: `${at}.gpus.${k}.uuid`,
+          problems: [`also reported by nodes.${first}`],
+        });
+    }
+    if (twice) out.push({ field: `${at}.gpus`, problems: ['a GPU uuid appears twice'] });
+    out.push(...taken);
+    if (n.observedAt && Date.parse(n.observedAt) > latest) {
+      out.push({
+        field: `${at}.observedAt`,
+        problems: [
+          `is more than ${OBSERVED_AHEAD_MS / 1000} s after the server's time (${now.toISOString()}): the operator's clock is wrong`,
+        ],
+      });
+    }
   });
   return out;
 };
@@ -72,6 +102,7 @@ const normalise = (clusterId: string, n: NodeReportDto): NodeReport => ({
   clusterId,
   hostname: n.hostname,
   role: n.role,
+  // A spread defines own keys: `constructor` or `prototype` stay ordinary labels.
   labels: { ...(n.labels ?? {}) },
   capacity: { cpu: n.capacity.cpu, memoryGiB: n.capacity.memoryGiB, diskGiB: n.capacity.diskGiB },
   gpus: (n.gpus ?? []).map((g) => ({ uuid: g.uuid, model: g.model, memoryGiB: g.memoryGiB })),
@@ -106,7 +137,7 @@ export class InventoryController {
         'forbidden',
       );
     }
-    const problems = semanticProblems(body.nodes);
+    const problems = semanticProblems(body.nodes, ctx.now);
     if (problems.length > 0) throw validationFailed(problems);
     const nodes = await this.inventory.report(
       body.clusterId,

@@ -26,6 +26,13 @@ export const HOSTNAME =
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 export const CLUSTER_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export const GPU_UUID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+/**
+ * An RFC 3339 date-time with its offset (Z or ±hh:mm), seconds 00-59, up to nanoseconds. ISO-8601
+ * (IsISO8601) also allows week and ordinal dates, basic forms, decimal commas and local times,
+ * which `Date` cannot read or reads in the server's zone; IsISO8601 still checks the calendar.
+ */
+export const OBSERVED_AT =
+  /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 export class CapacityDto {
   @ApiProperty({ minimum: 0, maximum: 4096 })
@@ -109,10 +116,16 @@ export class NodeReportDto {
   unschedulable?: boolean;
 
   @ApiPropertyOptional({
-    description: 'When the operator observed this state; orders reports per node',
+    description:
+      'When the operator observed this state (RFC 3339 with its offset, at most 60 s ahead of the server); orders reports per node',
+    example: '2026-12-02T10:00:00Z',
   })
   @IsOptional()
   @IsISO8601({ strict: true })
+  @Matches(OBSERVED_AT, {
+    message:
+      'observedAt must be an RFC 3339 date-time with its offset, such as 2026-12-02T10:00:00Z or 2026-12-02T19:00:00.123+09:00',
+  })
   observedAt?: string;
 }
 

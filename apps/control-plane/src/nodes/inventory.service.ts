@@ -1,12 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, CommandResult } from '../../../../libs/cqrs/src';
-import { CommandContext, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
 import { Beat, HeartbeatStore } from './heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
-import { nodeAggregate, nodeRefOf } from './node.aggregate';
-import { NodeEvent, NodeState } from './node.events';
+import { NodeRef, nodeAggregate, nodeRefOf } from './node.aggregate';
+import { NodeEvent, NodeState, nodeStreamId } from './node.events';
+import { NODES, NodeDoc } from './nodes.projection';
 
 export type ReportedNode = {
   hostname: string;
@@ -14,6 +17,9 @@ export type ReportedNode = {
   status: 'ready' | 'busy' | 'cordoned' | 'offline';
   desired: { unschedulable: boolean };
 };
+
+/** Up to this many new cards, their holders are looked up by uuid; past it, the cluster is read. */
+const MAX_CARDS_BY_UUID = 256;
 
 const toIso = (ms: number | null): string | null =>
   ms === null ? null : new Date(ms).toISOString();
@@ -29,6 +35,7 @@ export class InventoryService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
     @Inject(LivenessService) private readonly liveness: LivenessService,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
   ) {}
 
   async report(
@@ -49,6 +56,7 @@ export class InventoryService {
     // The common report changes nothing: decided in one pass on the cached states, without a
     // queued command per node. Whatever would append (or is not cached) takes the pipeline.
     const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
+    await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
     const fresh: Beat[] = [];
     const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
     const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
@@ -95,5 +103,82 @@ export class InventoryService {
     await this.heartbeats.touch(fresh);
     await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;
+  }
+
+  /**
+   * A GPU uuid is one card: refuses the whole report (before anything is appended) when a node
+   * of it would take a card another node of the same cluster holds. Per cluster on purpose, so
+   * another cluster's operator cannot block these reports by claiming their uuids. Only the
+   * nodes that would change are checked (no-ops already hold their cards), and only for cards
+   * they do not hold yet: a node re-reporting its own cards is never refused.
+   *
+   * The read model finds the candidate holders and the node's stream confirms each (the read
+   * model may lag a release or a deletion). A holder in this same report that no longer lists
+   * the card releases it here: a card moved between two nodes is reported in one go. A narrow
+   * race remains: two concurrent first reports of one cluster claiming the same uuid for two
+   * nodes may both pass before the read model shows either.
+   */
+  private async refuseCardsHeldElsewhere(
+    clusterId: string,
+    reports: readonly NodeReport[],
+    refs: readonly NodeRef[],
+    newest: ReadonlyArray<string | null>,
+    noops: ReadonlyArray<CommandResult<NodeEvent, NodeState> | undefined>,
+  ): Promise<void> {
+    const changing: number[] = [];
+    for (let i = 0; i < reports.length; i++)
+      if (noops[i] === undefined && reports[i].gpus.length > 0) changing.push(i);
+    if (changing.length === 0) return;
+    const states = await Promise.all(
+      changing.map(async (i) => (await this.pipeline.load(nodeAggregate, refs[i].streamId)).state),
+    );
+    /** uuid → the report's node taking it (the controller made each uuid one node's). */
+    const claims = new Map<string, number>();
+    changing.forEach((i, c) => {
+      const state = states[c];
+      const known = state.status === 'online' || state.status === 'offline';
+      if (known && isOutOfOrder(reports[i], state, newest[i])) return; // changes nothing
+      const held = new Set(known ? state.gpus.map((g) => g.uuid) : []);
+      for (const g of reports[i].gpus) if (!held.has(g.uuid)) claims.set(g.uuid, i);
+    });
+    if (claims.size === 0) return;
+    const inReport = new Map(refs.map((ref, j) => [ref.nodeId, j]));
+    // The holder's stream has the last word: the read model may not show a release or a deletion yet.
+    const stillHeld = async (uuid: string, holderId: string): Promise<boolean> => {
+      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(holderId));
+      if (state.status !== 'online' && state.status !== 'offline') return false; // deleted
+      if (!state.gpus.some((g) => g.uuid === uuid)) return false; // released
+      // In this report without the card (the controller made each uuid one node's): released now.
+      const j = inReport.get(holderId);
+      return j === undefined || isOutOfOrder(reports[j], state, newest[j]);
+    };
+    // A few cards (a node registered or given cards): the holders of those. Many (a cluster's
+    // first report): every node of the cluster, as `$in` costs its length for each node read.
+    const filter =
+      claims.size <= MAX_CARDS_BY_UUID
+        ? { clusterId, 'gpus.uuid': { $in: [...claims.keys()] } }
+        : { clusterId };
+    let cursor: string | null = null;
+    do {
+      const page: Page<NodeDoc & Doc> = await this.readModels.find<NodeDoc & Doc>(NODES, filter, {
+        limit: 1000,
+        cursor,
+      });
+      for (const holder of page.items) {
+        for (const card of holder.gpus) {
+          const i = claims.get(card.uuid);
+          if (i === undefined || refs[i].nodeId === holder.nodeId) continue;
+          if (!(await stillHeld(card.uuid, holder.nodeId))) continue;
+          const hostname = reports[i].hostname;
+          throw new DomainError(
+            'gpu_uuid_conflict',
+            `GPU ${card.uuid} reported for ${hostname} is held by node ${holder.hostname} of cluster ${clusterId}`,
+            'conflict',
+            { hostname, uuid: card.uuid, nodeId: holder.nodeId },
+          );
+        }
+      }
+      cursor = page.nextCursor;
+    } while (cursor !== null);
   }
 }
