@@ -187,6 +187,24 @@ describe('inventory report input over HTTP', () => {
       expect(freed.body.nodes[0].status).toBe('ready');
     });
 
+    it('takes one uuid for one node only when reports claiming it for two nodes race', async () => {
+      await register(withCards('gpu-race-seed', ['MIG-race-seed'])); // the cluster is known
+      for (let round = 0; round < 5; round++) {
+        const uuid = `MIG-race-${round}`;
+        const before = await eventCount();
+        // Both first reports in flight at once: neither node exists yet, nor holds the card.
+        const [a, b] = await Promise.all([
+          post(report('c1', [withCards(`gpu-race-${round}-a`, [uuid])])),
+          post(report('c1', [withCards(`gpu-race-${round}-b`, [uuid])])),
+        ]);
+        expect([a.status, b.status].sort()).toEqual([200, 409]);
+        const refused = a.status === 409 ? a : b;
+        expect(refused.body.error.code).toBe('gpu_uuid_conflict');
+        // One node registered, holding the card; the refused report appended nothing.
+        expect(await eventCount()).toBe(before + 1);
+      }
+    });
+
     it('lets a card move between two nodes reported together', async () => {
       await register(withCards('gpu-move-01', ['MIG-move-0', 'MIG-move-1']));
       const to = await register(withCards('gpu-move-02', ['MIG-move-2']));

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline, CommandResult } from '../../../../libs/cqrs/src';
+import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../platform/runtime/tokens';
@@ -10,12 +10,23 @@ import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.dec
 import { NodeRef, nodeAggregate, nodeRefOf } from './node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from './node.events';
 import { NODES, NodeDoc } from './nodes.projection';
+import { NODES_PROJECTION } from './nodes.commands';
 
 export type ReportedNode = {
   hostname: string;
   nodeId: string;
   status: 'ready' | 'busy' | 'cordoned' | 'offline';
   desired: { unschedulable: boolean };
+};
+
+/** Whether a node of the report would change and carries cards, so may take a card. */
+const mayClaimCards = (
+  reports: readonly NodeReport[],
+  noops: ReadonlyArray<unknown | undefined>,
+): boolean => {
+  for (let i = 0; i < reports.length; i++)
+    if (noops[i] === undefined && reports[i].gpus.length > 0) return true;
+  return false;
 };
 
 /** Up to this many new cards, their holders are looked up by uuid; past it, the cluster is read. */
@@ -36,7 +47,11 @@ export class InventoryService {
     @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
     @Inject(LivenessService) private readonly liveness: LivenessService,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
   ) {}
+
+  /** Per cluster, the last report that may claim GPU cards: such reports run one at a time. */
+  private readonly claiming = new Map<string, Promise<void>>();
 
   async report(
     clusterId: string,
@@ -56,7 +71,6 @@ export class InventoryService {
     // The common report changes nothing: decided in one pass on the cached states, without a
     // queued command per node. Whatever would append (or is not cached) takes the pipeline.
     const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
-    await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
     const fresh: Beat[] = [];
     const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
     const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
@@ -79,30 +93,62 @@ export class InventoryService {
         },
       };
     };
-    // No promise per no-op node: only the nodes that take the pipeline are awaited.
-    const handled: Array<Promise<void>> = [];
-    for (let i = 0; i < reports.length; i++) {
-      const noop = noops[i];
-      if (noop !== undefined) {
-        settle(i, noop);
-        continue;
+    let lastPosition = 0;
+    const apply = async (): Promise<void> => {
+      await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
+      // No promise per no-op node: only the nodes that take the pipeline are awaited.
+      const handled: Array<Promise<void>> = [];
+      for (let i = 0; i < reports.length; i++) {
+        const noop = noops[i];
+        if (noop !== undefined) {
+          settle(i, noop);
+          continue;
+        }
+        handled.push(
+          this.pipeline
+            .handle(
+              nodeAggregate,
+              streamIds[i],
+              commands[i],
+              // One command per node, its id derived from the request's, so a replayed report appends nothing.
+              { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
+            )
+            .then((result) => {
+              lastPosition = Math.max(lastPosition, result.position);
+              settle(i, result);
+            }),
+        );
       }
-      handled.push(
-        this.pipeline
-          .handle(
-            nodeAggregate,
-            streamIds[i],
-            commands[i],
-            // One command per node, its id derived from the request's, so a replayed report appends nothing.
-            { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
-          )
-          .then((result) => settle(i, result)),
-      );
+      await Promise.all(handled);
+    };
+    if (mayClaimCards(reports, noops)) {
+      // The card check reads the Nodes read model: the next claiming report of this cluster
+      // waits until this one's cards show there, so two concurrent reports cannot both take
+      // one uuid for two nodes (in this process; the check stays a read for other replicas).
+      await this.oneAtATime(clusterId, async () => {
+        await apply();
+        await this.runner.settle(lastPosition, [NODES_PROJECTION]);
+      });
+    } else {
+      await apply();
     }
-    await Promise.all(handled);
     await this.heartbeats.touch(fresh);
     await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;
+  }
+
+  private async oneAtATime(clusterId: string, run: () => Promise<void>): Promise<void> {
+    const previous = this.claiming.get(clusterId) ?? Promise.resolve();
+    const current = previous.then(run);
+    const tail = current.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.claiming.set(clusterId, tail);
+    void tail.then(() => {
+      if (this.claiming.get(clusterId) === tail) this.claiming.delete(clusterId);
+    });
+    return current;
   }
 
   /**
@@ -114,9 +160,9 @@ export class InventoryService {
    *
    * The read model finds the candidate holders and the node's stream confirms each (the read
    * model may lag a release or a deletion). A holder in this same report that no longer lists
-   * the card releases it here: a card moved between two nodes is reported in one go. A narrow
-   * race remains: two concurrent first reports of one cluster claiming the same uuid for two
-   * nodes may both pass before the read model shows either.
+   * the card releases it here: a card moved between two nodes is reported in one go. Reports
+   * that may claim cards run one at a time per cluster, each until the read model shows its
+   * cards (`report`); across replicas of the control plane the check remains a read.
    */
   private async refuseCardsHeldElsewhere(
     clusterId: string,
