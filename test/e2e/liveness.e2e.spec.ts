@@ -47,6 +47,33 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     expect(lag).toBeLessThan(4000);
   });
 
+  it('places no session on a node silent for half a window, and places it once the node reports again', async () => {
+    const quietOperator = await t.auth('op-q', ['operator'], ['cq']);
+    const send = () =>
+      request(t.url)
+        .post('/v1/inventory/reports')
+        .set(quietOperator)
+        .send(report('cq', [gpuNode('quiet-01', 1, 'HPC_GPU')]));
+    const nodeId: string = (await send()).body.nodes[0].nodeId;
+    await eventually(async () => (await node(nodeId)).status === 'ready');
+    await sleep(1300); // past half the 2 s window since its report, not yet offline
+    const user = await t.auth('u-quiet', ['user']);
+    const created = await request(t.url)
+      .post('/v1/sessions')
+      .set(user)
+      .send({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 1 });
+    expect(created.status).toBe(201);
+    // On a node that may be dead: a session placed there would end with it a moment later.
+    expect(created.body.status).toBe('queued');
+    const sessionId: string = created.body.sessionId;
+    const placed = await eventually(async () => {
+      await send();
+      const s = (await request(t.url).get(`/v1/sessions/${sessionId}`).set(user)).body;
+      return s.status === 'running' ? s : null;
+    }, 9000);
+    expect(placed.nodeId).toBe(nodeId);
+  });
+
   it('never takes a node that keeps reporting offline, and brings a silent one back on its next report', async () => {
     const res = await post(report('c1', [gpuNode('chatty-01'), gpuNode('back-01')]));
     const [chatty, back] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);

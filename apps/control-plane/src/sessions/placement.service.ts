@@ -4,6 +4,8 @@ import { CommandContext, DomainError } from '../../../../libs/kernel/src';
 import { clusterLivenessAggregate } from '../clusters/cluster-liveness.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
+import { HEARTBEATS } from '../nodes/heartbeat/heartbeat.module';
+import { HeartbeatStore } from '../nodes/heartbeat/heartbeat.store';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { Allocation, nodeStreamId } from '../nodes/node.events';
 import { NodeDoc } from '../nodes/nodes.projection';
@@ -39,6 +41,7 @@ export class PlacementService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(PlacementIndex) private readonly index: PlacementIndex,
     @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
+    @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
   ) {}
 
   /** Placements in flight in this process, by session: one at a time per session. */
@@ -111,12 +114,32 @@ export class PlacementService {
     // A few of the best are plenty (the node stream re-checks).
     const ranked = await this.index.bestFit(session.demand, session.poolId, CANDIDATES);
     const held = await this.heldByStalledClusters(ranked);
+    const silent = await this.silent(ranked);
     const open: NodeFit[] = [];
     for (const n of ranked) {
-      if (held.has(n.nodeId)) continue;
+      if (held.has(n.nodeId) || silent.has(n.nodeId)) continue;
       if (n.poolId === null || (await this.pools.mayUse(session.owner, n.poolId))) open.push(n);
     }
     return open;
+  }
+
+  /**
+   * Nodes silent for half a stale window or more take no new sessions, stall or not (as the
+   * mass-failure guard counts them, and as Kubernetes taints an unreachable node): after a
+   * stall ends, a node still silent stays online until its restarted clock runs out, and a
+   * session placed there meanwhile was terminated with it. A node with no heartbeat at all
+   * (the store lost after a restart) is given the benefit of the doubt, as its timer is.
+   */
+  private async silent(nodes: readonly NodeFit[]): Promise<Set<string>> {
+    const silent = new Set<string>();
+    if (nodes.length === 0) return silent;
+    const beats = await this.heartbeats.get(nodes.map((n) => n.nodeId));
+    const since = Date.now() - (this.config.nodeStaleSec * 1000) / 2;
+    nodes.forEach((n, i) => {
+      const beat = beats[i];
+      if (beat !== null && beat.seenAt < since) silent.add(n.nodeId);
+    });
+    return silent;
   }
 
   /** While the mass-failure guard holds a cluster's silent nodes, they take no new sessions. */

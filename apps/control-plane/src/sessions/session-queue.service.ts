@@ -12,6 +12,7 @@ import { SESSIONS, SessionDoc } from './sessions.projection';
 
 export const QUEUE_TICK = 'session-queue-tick';
 const TICK_JOB = 'tick';
+const SAFETY_JOB = `${TICK_JOB}-safety`;
 /** The safety net: while anything waits, the queue is looked at again this often. */
 export const SAFETY_TICK_MS = 5000;
 
@@ -95,10 +96,18 @@ export class SessionQueueService {
       : null;
     if (session?.type === 'SessionRequested') {
       // The create request placing it in this process leaves it queued only when nothing fits,
-      // which a pass would find too: a pass is needed only if that placement fails. (After a
-      // crash nothing is in flight, and the pass at start finds the session anyway.)
+      // which a pass would find too: a pass now is needed only if that placement fails. Left
+      // queued, the safety pass is armed: a node may become usable without an event (one
+      // silent for half a window reporting again). (After a crash nothing is in flight, and
+      // the pass at start finds the session anyway.)
       const placing = this.placement.pending(session.data.sessionId);
-      if (placing) void placing.catch(() => this.kick().catch(() => undefined));
+      if (placing)
+        void placing
+          .then(
+            (state) => (state.status === 'queued' ? this.armSafetyPass() : undefined),
+            () => this.kick(),
+          )
+          .catch(() => undefined);
       else await this.kick();
       return;
     }
@@ -115,7 +124,18 @@ export class SessionQueueService {
   private async tickAndRearm(): Promise<void> {
     const waiting = await this.tick();
     if (waiting > 0)
-      await this.jobs.schedule(QUEUE_TICK, `${TICK_JOB}-safety`, Date.now() + SAFETY_TICK_MS, {});
+      await this.jobs.schedule(QUEUE_TICK, SAFETY_JOB, Date.now() + SAFETY_TICK_MS, {});
+  }
+
+  /**
+   * A pass within SAFETY_TICK_MS, unless one is already due sooner (scheduling moves a job: a
+   * stream of queued creates would otherwise keep pushing the pass away).
+   */
+  private async armSafetyPass(): Promise<void> {
+    const due = Date.now() + SAFETY_TICK_MS;
+    const at = await this.jobs.scheduledAt(QUEUE_TICK, SAFETY_JOB);
+    if (at !== null && at <= due) return;
+    await scheduleUnlessBusy(this.jobs, QUEUE_TICK, SAFETY_JOB, due, {});
   }
 
   /** One pass over the queue; returns how many still wait. Passes never overlap in this process. */

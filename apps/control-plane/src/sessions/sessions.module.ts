@@ -3,6 +3,7 @@ import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { HeartbeatModule } from '../nodes/heartbeat/heartbeat.module';
 import { PlacementIndex } from './placement-index';
 import { PlacementService } from './placement.service';
 import { PoolAccessRule } from '../pools/pool-access.rule';
@@ -15,6 +16,7 @@ import { sessionsProjection } from './sessions.projection';
 import { SessionsService } from './sessions.service';
 
 @Module({
+  imports: [HeartbeatModule],
   controllers: [SessionsController],
   providers: [
     { provide: POOL_ACCESS, useClass: PoolAccessRule },
