@@ -231,6 +231,33 @@ describe('session and pool input over HTTP', () => {
     });
   });
 
+  describe('a session pinned to a pool that is deleted', () => {
+    it('is terminated (admin_force) once the pool is gone, instead of waiting forever', async () => {
+      const doomed = (
+        await createPool('si1', { name: 'hpc-doomed', kind: 'gpu', gpuType: 'HPC_GPU' }).expect(201)
+      ).body;
+      await createPool('si1', { name: 'hpc-kept', kind: 'gpu', gpuType: 'HPC_GPU' }).expect(201);
+      const pinned = await create({
+        kind: 'gpu',
+        gpuModel: 'HPC_GPU',
+        gpuCount: 1,
+        poolId: doomed.poolId,
+      });
+      expect(pinned.body.status).toBe('queued');
+      await deletePool(doomed.poolId);
+      const ended = await eventually(async () => {
+        const got = (await getSession(pinned.body.sessionId)).body;
+        return got.status === 'terminated' ? got : null;
+      }, 3_000);
+      expect(ended.terminationReason).toBe('admin_force');
+      // Queued all along: nothing was billed.
+      const records = await request(t.url)
+        .get(`/v1/billing/records?sessionId=${pinned.body.sessionId}`)
+        .set(alice);
+      expect(records.body).toMatchObject({ items: [], total: 0 });
+    });
+  });
+
   describe('a session queued for a pool', () => {
     it('is placed as soon as a fitting node joins the pool, before a later request takes it', async () => {
       const empty = (

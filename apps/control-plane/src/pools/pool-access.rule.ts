@@ -68,6 +68,11 @@ export class PoolAccessRule implements PoolAccess {
     return state.tenants.length === 0 || state.tenants.includes(owner);
   }
 
+  async gone(poolId: string): Promise<boolean> {
+    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
+    return state.status === 'absent' || state.status === 'deleted';
+  }
+
   async admit(request: PoolRequest): Promise<void> {
     const { state } = await this.pipeline.load(poolAggregate, poolStreamId(request.poolId));
     const refusal = poolRefusal(state, request);

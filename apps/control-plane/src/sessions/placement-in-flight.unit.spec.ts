@@ -6,7 +6,7 @@ import { ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
 import { PlacementService } from './placement.service';
 import { SessionProcessReactor } from './session-process.reactor';
-import { SessionQueueService } from './session-queue.service';
+import { SAFETY_TICK_MS, SessionQueueService } from './session-queue.service';
 import { SessionState, sessionCodec } from './session.events';
 
 const SESSION = 's-1';
@@ -166,23 +166,35 @@ describe('a placement in flight in this process', () => {
 
   describe('the queue, seeing the session requested', () => {
     const setup = (pending: Promise<SessionState> | undefined) => {
-      const jobs = { schedule: jest.fn(async () => undefined) };
+      const jobs = {
+        schedule: jest.fn(async (_q: string, _id: string, _at: number, _p: object) => undefined),
+        scheduledAt: jest.fn(async () => null),
+      };
       const placement = { pending: jest.fn(() => pending) };
       const queue = new SessionQueueService(
         {} as ReadModelStore,
         jobs as unknown as DelayedJobs,
         placement as unknown as PlacementService,
+        null as never,
+        null as never,
       );
       return { queue, jobs };
     };
 
-    it('schedules no pass while its create request is placing it', async () => {
+    it('schedules no pass now while its create request is placing it, only the safety pass once it is left queued', async () => {
       const placing = deferred<SessionState>();
       const { queue, jobs } = setup(placing.promise);
       await queue.react(requested);
-      placing.resolve(queued); // nothing fits: a pass would find nothing either
-      await flush();
       expect(jobs.schedule).not.toHaveBeenCalled();
+      const before = Date.now();
+      // Nothing fits: a pass now would find nothing either, but a node may become usable
+      // without an event (one silent for half a window reporting again).
+      placing.resolve(queued);
+      await flush();
+      expect(jobs.schedule).toHaveBeenCalledTimes(1);
+      const [, jobId, runAt] = jobs.schedule.mock.calls[0];
+      expect(jobId).toBe('tick-safety');
+      expect(runAt).toBeGreaterThanOrEqual(before + SAFETY_TICK_MS);
     });
 
     it('schedules a pass when that placement fails', async () => {

@@ -21,6 +21,8 @@ export interface PoolAccess {
    * or GPU model, or is not open to the owner. A session waiting forever is the alternative.
    */
   admit(request: PoolRequest): Promise<void>;
+  /** Whether the pool is deleted (or never existed): a session pinned to it can never run. */
+  gone(poolId: string): Promise<boolean>;
 }
 
 export const POOL_ACCESS = Symbol('POOL_ACCESS');
@@ -28,4 +30,5 @@ export const POOL_ACCESS = Symbol('POOL_ACCESS');
 export const openPoolAccess: PoolAccess = {
   mayUse: async () => true,
   admit: async () => undefined,
+  gone: async () => false,
 };

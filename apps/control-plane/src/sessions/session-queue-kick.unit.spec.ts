@@ -2,7 +2,13 @@ import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
 import { QueueMisses, SessionQueueService } from './session-queue.service';
 
 const queueWith = (schedule: DelayedJobs['schedule']) =>
-  new SessionQueueService(null as never, { schedule } as DelayedJobs, null as never);
+  new SessionQueueService(
+    null as never,
+    { schedule } as DelayedJobs,
+    null as never,
+    null as never,
+    null as never,
+  );
 
 describe('the queue kick', () => {
   it('goes on when both tick slots are running: a pass is coming anyway (a start right after a SIGKILL)', async () => {

@@ -1,12 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
+import { poolCodec } from '../pools/pool.events';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';
-import { sessionCodec } from './session.events';
+import { POOL_ACCESS, PoolAccess } from './pool-access';
+import { sessionAggregate } from './session.decider';
+import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
 import { SESSIONS, SessionDoc } from './sessions.projection';
 
@@ -77,6 +81,8 @@ export class SessionQueueService {
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(PlacementService) private readonly placement: PlacementService,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
   ) {}
 
   register(): void {
@@ -111,7 +117,14 @@ export class SessionQueueService {
       else await this.kick();
       return;
     }
-    if ((node && FREES_CAPACITY.has(node.type)) || session?.type === 'SessionResumeRequested') {
+    const pool = stored.streamId.startsWith('pool-')
+      ? poolCodec.decode(stored.type, stored.data)
+      : null;
+    if (
+      (node && FREES_CAPACITY.has(node.type)) ||
+      session?.type === 'SessionResumeRequested' ||
+      pool?.type === 'NodePoolDeleted' // its pinned sessions are ended by the pass
+    ) {
       await this.kick();
     }
   }
@@ -155,8 +168,17 @@ export class SessionQueueService {
       now: new Date(),
     };
     const misses = new QueueMisses();
+    const poolGone = new Map<string, Promise<boolean>>();
     let waiting = 0;
     for (const s of queued) {
+      if (s.poolId !== null) {
+        const known = poolGone.get(s.poolId) ?? this.pools.gone(s.poolId);
+        poolGone.set(s.poolId, known);
+        if (await known) {
+          await this.endPinnedToGonePool(s.sessionId, ctx);
+          continue;
+        }
+      }
       if (misses.covers(s)) {
         waiting++;
         continue;
@@ -173,6 +195,22 @@ export class SessionQueueService {
     if (queued.length > 0)
       this.logger.debug(`queue pass: ${queued.length - waiting} placed, ${waiting} waiting`);
     return waiting;
+  }
+
+  /**
+   * A session pinned to a deleted pool can never run (no node joins a deleted pool): it is
+   * terminated as by an admin (`admin_force`: deleting the pool was the admin's act). Queued,
+   * it holds no cards and no bill is open; one running when the pool went was paused by the
+   * pool's drain, which closed its bill.
+   */
+  private async endPinnedToGonePool(sessionId: string, ctx: CommandContext): Promise<void> {
+    await this.pipeline.handle(
+      sessionAggregate,
+      sessionStreamId(sessionId),
+      { type: 'TerminateSession', data: { reason: 'admin_force', at: ctx.now.toISOString() } },
+      { ...ctx, commandId: stepCommandId(ctx.commandId, sessionId, 'pool-gone') },
+    );
+    this.logger.log(`session ${sessionId} ended: its pool was deleted`);
   }
 
   private async queued(): Promise<SessionDoc[]> {
