@@ -114,6 +114,12 @@ describe('operations with the simulated provisioner', () => {
     expect(inward.status).toBe(202);
     const second = await h.scale(pool.poolId, 4);
     expect([second.status, second.body.error.code]).toEqual([409, 'operation_in_progress']);
+    // A resize to the shape the pool already has is refused for the operation first.
+    const sameShape = await request(t.url)
+      .post(`/v1/node-pools/${pool.poolId}/resize`)
+      .set(admin)
+      .send({ cpu: pool.spec.cpu });
+    expect([sameShape.status, sameShape.body.error.code]).toEqual([409, 'operation_in_progress']);
     const shrunk = await h.finished(inward.body.operationId);
     expect(shrunk).toMatchObject({ status: 'succeeded', error: null });
     expect(shrunk.steps.map((s) => [s.name, s.status])).toEqual([

@@ -73,7 +73,9 @@ export class OperationsService {
       cpu: shape.cpu ?? pool.spec.cpu,
       memoryGiB: shape.memoryGiB ?? pool.spec.memoryGiB,
     };
-    if (resizeTo.cpu === pool.spec.cpu && resizeTo.memoryGiB === pool.spec.memoryGiB) {
+    // With an operation running, that is the answer (the decider's), whatever the shape asked.
+    const same = resizeTo.cpu === pool.spec.cpu && resizeTo.memoryGiB === pool.spec.memoryGiB;
+    if (same && pool.operationId === null) {
       throw new DomainError(
         'resize_no_change',
         `node pool ${pool.name} already has ${resizeTo.cpu} vCPU / ${resizeTo.memoryGiB} GiB nodes`,
