@@ -96,6 +96,9 @@ export class PlacementService {
     for (const node of ordered) {
       this.inFlight.set(node.nodeId, claimed(node) + need);
       try {
+        // Asked of the node about to be tried only (usually the first): one small read, made
+        // once the node is claimed, so concurrent placements still spread over the fleet.
+        if (await this.silent(node.nodeId)) continue;
         const allocation = await this.allocate(node.nodeId, state, ctx);
         if (!allocation) continue;
         return await this.start(state, node, allocation, ctx);
@@ -114,10 +117,9 @@ export class PlacementService {
     // A few of the best are plenty (the node stream re-checks).
     const ranked = await this.index.bestFit(session.demand, session.poolId, CANDIDATES);
     const held = await this.heldByStalledClusters(ranked);
-    const silent = await this.silent(ranked);
     const open: NodeFit[] = [];
     for (const n of ranked) {
-      if (held.has(n.nodeId) || silent.has(n.nodeId)) continue;
+      if (held.has(n.nodeId)) continue;
       if (n.poolId === null || (await this.pools.mayUse(session.owner, n.poolId))) open.push(n);
     }
     return open;
@@ -130,16 +132,9 @@ export class PlacementService {
    * session placed there meanwhile was terminated with it. A node with no heartbeat at all
    * (the store lost after a restart) is given the benefit of the doubt, as its timer is.
    */
-  private async silent(nodes: readonly NodeFit[]): Promise<Set<string>> {
-    const silent = new Set<string>();
-    if (nodes.length === 0) return silent;
-    const beats = await this.heartbeats.get(nodes.map((n) => n.nodeId));
-    const since = Date.now() - (this.config.nodeStaleSec * 1000) / 2;
-    nodes.forEach((n, i) => {
-      const beat = beats[i];
-      if (beat !== null && beat.seenAt < since) silent.add(n.nodeId);
-    });
-    return silent;
+  private async silent(nodeId: string): Promise<boolean> {
+    const [beat] = await this.heartbeats.get([nodeId]);
+    return beat !== null && beat.seenAt < Date.now() - (this.config.nodeStaleSec * 1000) / 2;
   }
 
   /** While the mass-failure guard holds a cluster's silent nodes, they take no new sessions. */
