@@ -264,14 +264,19 @@ describe('commands as the metrics see them', () => {
   });
 });
 
+/** The app with one event in its log, so "appends nothing" is measured against a log that is not empty. */
+const startWithOneEvent = async (): Promise<TestApp> => {
+  const t = await startApp();
+  await t.app
+    .get(CommandPipeline)
+    .handle(pinger, 'pinger-1', { type: 'Ping', data: { n: 1 } }, contextFor(randomUUID()));
+  return t;
+};
+
 describe('bodies the server cannot read', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startApp();
-    // One event, so "appends nothing" is measured against a log that is not empty.
-    await t.app
-      .get(CommandPipeline)
-      .handle(pinger, 'pinger-1', { type: 'Ping', data: { n: 1 } }, contextFor(randomUUID()));
+    t = await startWithOneEvent();
   });
   afterAll(async () => t.close());
 
@@ -318,10 +323,7 @@ describe('commands that take no body', () => {
   const nodeId = '01a23c4e-0000-7000-8000-000000000000';
   const sessionId = '01a23c4e-0000-7000-8000-0000000000aa';
   beforeAll(async () => {
-    t = await startApp();
-    await t.app
-      .get(CommandPipeline)
-      .handle(pinger, 'pinger-1', { type: 'Ping', data: { n: 1 } }, contextFor(randomUUID()));
+    t = await startWithOneEvent();
   });
   afterAll(async () => t.close());
 
