@@ -201,6 +201,18 @@ describe('billing over HTTP', () => {
       expect(edge.items.map((r) => r.to)).toEqual([T(10)]);
     });
 
+    it('compares bounds finer than a millisecond exactly', async () => {
+      // A1's first record ends at 10:10:00.000, before a `from` half a millisecond later.
+      const after = (await records(`?from=2026-11-02T10:10:00.0005Z&to=${T(11)}`, admin))
+        .body as Page;
+      expect(after.items).toEqual([]);
+      expect(after.total).toBe(0);
+      // A1's second record starts at 10:25:00.000, before a `to` half a millisecond later.
+      const before = (await records(`?from=${T(24)}&to=2026-11-02T10:25:00.000000001Z`, admin))
+        .body as Page;
+      expect(before.items.map((r) => [r.sessionId, r.from])).toEqual([[A1, T(25)]]);
+    });
+
     it('refuses a time without a UTC offset and a range that ends before it starts', async () => {
       expect((await records('?from=2026-11-02T10:00:00', admin)).status).toBe(400);
       expect((await records(`?from=${T(20)}&to=${T(10)}`, admin)).status).toBe(400);

@@ -10,6 +10,7 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { recordView } from './billing-line';
 import { readSessionLog, recordsMatching, verifySessionLog } from './billing-verify';
+import { ceilToMillisecond } from '../platform/http/zoned-time';
 import {
   BillingRecordPage,
   BillingVerificationView,
@@ -59,9 +60,10 @@ export class BillingController {
       filter.owner = caller.sub;
     }
     if (query.sessionId !== undefined) filter.sessionId = query.sessionId;
-    // Stored times are all toISOString() form, so string order is time order.
-    const from = query.from === undefined ? undefined : new Date(query.from).toISOString();
-    const to = query.to === undefined ? undefined : new Date(query.to).toISOString();
+    // Stored times are all toISOString() form, so string order is time order; a bound finer
+    // than a millisecond is rounded up to the next, which compares with them the same way.
+    const from = query.from === undefined ? undefined : ceilToMillisecond(query.from);
+    const to = query.to === undefined ? undefined : ceilToMillisecond(query.to);
     if (from !== undefined && to !== undefined && from > to) {
       throw validationFailed([{ field: 'to', problems: ['to must not be before from'] }]);
     }

@@ -9,6 +9,17 @@ export const isReadableTime = (text: unknown): boolean =>
   typeof text === 'string' && !Number.isNaN(Date.parse(text));
 
 /**
+ * The first whole millisecond at or after `text` (a time `isReadableTime` accepted), as an ISO
+ * string. `Date` drops digits past the millisecond; stored times have none, so a bound of
+ * `…09.5435Z` compares with them exactly as `…09.544Z` does (`stored ≥ bound`, `stored < bound`).
+ */
+export const ceilToMillisecond = (text: string): string => {
+  const ms = Date.parse(text);
+  const fraction = /\.(\d+)/.exec(text)?.[1] ?? '';
+  return new Date(/[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms).toISOString();
+};
+
+/**
  * A time in a query: ISO-8601 (strict), with its UTC offset, and one `Date` can read. ISO-8601
  * also allows week dates (2026-W49-1), ordinal dates (2026-337), basic forms (20261201T1000Z)
  * and decimal commas, which `Date.parse` cannot read: those are refused here, with the field
