@@ -4,6 +4,7 @@ import {
   EventCodec,
   EventMetadata,
   Message,
+  Turns,
   eventIdFor,
 } from '../../kernel/src';
 import {
@@ -47,8 +48,6 @@ export type PipelineObserver = (outcome: {
 
 export const SCHEMA_VERSION = 1;
 
-const noop = (): void => undefined;
-
 /**
  * The one generic command path: load (cached fold of `evolve`) → `decide` → append with
  * the revision read. A revision conflict reloads and decides again (bounded); nothing
@@ -56,7 +55,8 @@ const noop = (): void => undefined;
  */
 export class CommandPipeline {
   private readonly cache: AggregateCache;
-  private readonly tails = new Map<string, Promise<void>>();
+  /** Commands on one stream, one at a time in this process. */
+  private readonly turns = new Turns();
   private observer: PipelineObserver | undefined;
 
   constructor(
@@ -125,7 +125,7 @@ export class CommandPipeline {
     for (let i = 0; i < streamIds.length; i++) {
       const streamId = streamIds[i];
       const head = heads[i];
-      if (head === null || this.tails.has(streamId)) continue;
+      if (head === null || this.turns.busy(streamId)) continue;
       const cached = this.cache.get<S>(prefix + streamId);
       if (cached === undefined || cached.revision !== head) continue;
       const events = aggregate.decider.decide(commands[i], cached.state);
@@ -157,23 +157,7 @@ export class CommandPipeline {
     command: C,
     context: CommandContext,
   ): Promise<CommandResult<E, S>> {
-    const previous = this.tails.get(streamId);
-    if (previous === undefined) {
-      const run = this.run(aggregate, streamId, command, context);
-      const tail = run.then(noop, noop);
-      this.tails.set(streamId, tail);
-      void tail.then(() => {
-        if (this.tails.get(streamId) === tail) this.tails.delete(streamId);
-      });
-      return run;
-    }
-    const run = previous.then(() => this.run(aggregate, streamId, command, context));
-    const tail = run.then(noop, noop);
-    this.tails.set(streamId, tail);
-    void tail.then(() => {
-      if (this.tails.get(streamId) === tail) this.tails.delete(streamId);
-    });
-    return run;
+    return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));
   }
 
   private async run<C extends Message, E extends Message, S>(

@@ -4,3 +4,4 @@ export * from './errors';
 export * from './ids';
 export * from './codec';
 export * from './throttled-log';
+export * from './turns';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, Turns, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
@@ -50,8 +50,8 @@ export class InventoryService {
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
   ) {}
 
-  /** Per cluster, the last report that may claim GPU cards: such reports run one at a time. */
-  private readonly claiming = new Map<string, Promise<void>>();
+  /** Per cluster, reports that may claim GPU cards: one at a time. */
+  private readonly claiming = new Turns();
 
   async report(
     clusterId: string,
@@ -125,7 +125,7 @@ export class InventoryService {
       // The card check reads the Nodes read model: the next claiming report of this cluster
       // waits until this one's cards show there, so two concurrent reports cannot both take
       // one uuid for two nodes (in this process; the check stays a read for other replicas).
-      await this.oneAtATime(clusterId, async () => {
+      await this.claiming.run(clusterId, async () => {
         await apply();
         await this.runner.settle(lastPosition, [NODES_PROJECTION]);
       });
@@ -135,20 +135,6 @@ export class InventoryService {
     await this.heartbeats.touch(fresh);
     await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;
-  }
-
-  private async oneAtATime(clusterId: string, run: () => Promise<void>): Promise<void> {
-    const previous = this.claiming.get(clusterId) ?? Promise.resolve();
-    const current = previous.then(run);
-    const tail = current.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.claiming.set(clusterId, tail);
-    void tail.then(() => {
-      if (this.claiming.get(clusterId) === tail) this.claiming.delete(clusterId);
-    });
-    return current;
   }
 
   /**
