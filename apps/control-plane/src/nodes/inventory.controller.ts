@@ -73,19 +73,19 @@ const semanticProblems = (
     if (gpus.length > 0 && n.role !== 'gpu')
       out.push({ field: `${at}.gpus`, problems: ['only gpu nodes carry GPU cards'] });
     let twice = false;
-    const taken: Array<{ field: string; problems: string[] }> = [];
+    let taken: Array<{ field: string; problems: string[] }> | undefined; // rare: none allocated
     for (let k = 0; k < gpus.length; k++) {
       const first = cards.get(gpus[k].uuid);
       if (first === undefined) cards.set(gpus[k].uuid, i);
       else if (first === i) twice = true;
       else
-        taken.push({
+        (taken ??= []).push({
           field: `${at}.gpus.${k}.uuid`,
           problems: [`also reported by nodes.${first}`],
         });
     }
     if (twice) out.push({ field: `${at}.gpus`, problems: ['a GPU uuid appears twice'] });
-    out.push(...taken);
+    if (taken) out.push(...taken);
     if (n.observedAt && Date.parse(n.observedAt) > latest) {
       out.push({
         field: `${at}.observedAt`,
