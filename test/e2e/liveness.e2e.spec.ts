@@ -18,7 +18,7 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   beforeAll(async () => {
     t = await startApp({ NODE_STALE_SEC: '2' });
     admin = await t.auth('root', ['admin']);
-    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs']);
+    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs', 'co']);
   });
   afterAll(async () => t.close());
 
@@ -218,6 +218,98 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     expect(lastSeenAt).toBeGreaterThanOrEqual(before);
     expect(lastSeenAt).toBeLessThanOrEqual(after);
     expect(lastSeenAt).toBeLessThan(Date.parse(resumed.data.at as string));
+  });
+
+  it('takes held nodes offline at their real last report once an admin confirms the outage', async () => {
+    const hosts = ['o-1', 'o-2', 'o-3', 'o-4', 'o-5'];
+    const nodes = hosts.map((h) => (h === 'o-1' ? gpuNode(h, 1, 'MIG_3g') : gpuNode(h)));
+    const res = await post(report('co', nodes));
+    const ids: string[] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const user = await t.auth('u-outage', ['user']);
+    const session = await request(t.url)
+      .post('/v1/sessions')
+      .set(user)
+      .send({ kind: 'gpu', gpuModel: 'MIG_3g', gpuCount: 1 });
+    expect(session.body).toMatchObject({ status: 'running', nodeId: ids[0] });
+    // Their last reports, after the session started: its bill runs until here.
+    const before = Date.now();
+    await post(report('co', nodes));
+    const after = Date.now();
+    const sessionId: string = session.body.sessionId;
+    const cluster = async () => (await request(t.url).get('/v1/clusters/co').set(admin)).body;
+    const confirm = (auth: Record<string, string>, body: object = {}, clusterId = 'co') =>
+      request(t.url).post(`/v1/clusters/${clusterId}/confirm-outage`).set(auth).send(body);
+
+    // Nothing held yet: nothing to confirm.
+    const early = await request(t.url).post('/v1/clusters/co/confirm-outage').set(admin);
+    expect(early.status).toBe(409);
+    expect(early.body.error.code).toBe('cluster_not_stalled');
+    // o-1..o-4 fall silent together while o-5 reports: the guard holds them.
+    const deadline = Date.now() + 8000;
+    while ((await cluster()).reports.status !== 'stalled') {
+      if (Date.now() > deadline) throw new Error('the guard never held cluster co');
+      await post(report('co', [nodes[4]]));
+      await sleep(300);
+    }
+    const held = (await cluster()).reports;
+    expect(held.heldNodes.map((n: { hostname: string }) => n.hostname).sort()).toEqual(
+      hosts.slice(0, 4),
+    );
+    expect((await request(t.url).get(`/v1/sessions/${sessionId}`).set(user)).body.status).toBe(
+      'running',
+    );
+
+    // Only an admin confirms; a bad body or an unknown cluster changes nothing.
+    const heldSince = held.stalledSince;
+    expect((await confirm(operator)).status).toBe(403);
+    expect((await confirm(user)).status).toBe(403);
+    const bad = await confirm(admin, { reason: 'x', force: true });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('validation_failed');
+    expect((await confirm(admin, {}, 'no-such-cluster')).status).toBe(404);
+    expect((await cluster()).reports).toMatchObject({ status: 'stalled', stalledSince: heldSince });
+
+    const confirmedAt = Date.now();
+    const confirmed = await confirm(admin, { reason: 'rack power lost' });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.reports).toMatchObject({ status: 'reporting', heldNodes: [] });
+    const offlineOf = async (id: string) =>
+      (await events('NodeWentOffline')).find((e) => e.streamId === `node-${id}`);
+    // Offline at once (not a window later), timed out at their real last report.
+    const offline: Ev[] = await eventually(async () => {
+      await post(report('co', [nodes[4]]));
+      const found = await Promise.all(ids.slice(0, 4).map(offlineOf));
+      return found.every(Boolean) ? (found as Ev[]) : null;
+    }, 5000);
+    for (const e of offline) {
+      expect(e.data.reason).toBe('heartbeat_timeout');
+      const lastSeenAt = Date.parse(e.data.lastSeenAt as string);
+      expect(lastSeenAt).toBeGreaterThanOrEqual(before);
+      expect(lastSeenAt).toBeLessThanOrEqual(after);
+      expect(Date.parse(e.data.at as string) - confirmedAt).toBeLessThan(1500);
+    }
+    // The session ends with its node and is billed to the node's last report, not to now.
+    const ended = await eventually(async () => {
+      const s = (await request(t.url).get(`/v1/sessions/${sessionId}`).set(user)).body;
+      return s.status === 'terminated' ? s : null;
+    });
+    expect(ended.terminationReason).toBe('node_offline');
+    const bill = await eventually(async () => {
+      const page = (
+        await request(t.url).get(`/v1/billing/records?sessionId=${sessionId}`).set(user)
+      ).body;
+      return page.items.length === 1 ? page.items[0] : null;
+    });
+    expect(bill.to).toBe(offline[0].data.lastSeenAt);
+    // o-5 kept reporting: still ready, and the confirmed silence is not held a second time.
+    await sleep(1000);
+    expect((await node(ids[4])).status).toBe('ready');
+    expect(
+      (await events('ClusterReportsStalled')).filter((e) => e.data.clusterId === 'co'),
+    ).toHaveLength(1);
+    const again = await confirm(admin);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('cluster_not_stalled');
   });
 
   it('loses no timeout when Redis is flushed mid-test', async () => {

@@ -55,13 +55,13 @@ export const eventually = async <T>(
   check: () => Promise<T>,
   ms = 10_000,
   every = 50,
-): Promise<T> => {
+): Promise<NonNullable<T>> => {
   const until = Date.now() + ms;
   let last: unknown;
   for (;;) {
     try {
       const v = await check();
-      if (v) return v;
+      if (v) return v as NonNullable<T>;
     } catch (error) {
       last = error;
     }

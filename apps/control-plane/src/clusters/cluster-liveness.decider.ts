@@ -1,5 +1,5 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
-import { Decider, assertNever } from '../../../../libs/kernel/src';
+import { Decider, DomainError, assertNever } from '../../../../libs/kernel/src';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
 export type ClusterLivenessCommand =
@@ -17,18 +17,41 @@ export type ClusterLivenessCommand =
   | {
       type: 'ResumeClusterReports';
       data: { clusterId: string; reportedNodeIds: string[]; at: string };
+    }
+  /** An admin: the held nodes are really down; take them offline instead of holding them. */
+  | {
+      type: 'ConfirmClusterOutage';
+      data: { clusterId: string; reason: string | null; at: string };
     };
 
 export type ClusterLivenessState =
-  | { status: 'reporting'; resumedAt: string | null }
-  | { status: 'stalled'; since: string; held: ReadonlySet<string> };
+  | {
+      status: 'reporting';
+      resumedAt: string | null;
+      /** When an admin last confirmed an outage: silence from before then is not the guard's. */
+      outageConfirmedAt: string | null;
+    }
+  | {
+      status: 'stalled';
+      since: string;
+      held: ReadonlySet<string>;
+      heldNodes: ReadonlyArray<{ nodeId: string; hostname: string }>;
+    };
+
+export const clusterNotStalled = (clusterId: string): DomainError =>
+  new DomainError(
+    'cluster_not_stalled',
+    `cluster ${clusterId} has no stall held: its nodes go offline as their reports stop`,
+    'conflict',
+    { clusterId },
+  );
 
 export const clusterLivenessDecider: Decider<
   ClusterLivenessCommand,
   ClusterLivenessEvent,
   ClusterLivenessState
 > = {
-  initialState: () => ({ status: 'reporting', resumedAt: null }),
+  initialState: () => ({ status: 'reporting', resumedAt: null, outageConfirmedAt: null }),
   evolve: (_state, event) => {
     switch (event.type) {
       case 'ClusterReportsStalled':
@@ -36,9 +59,13 @@ export const clusterLivenessDecider: Decider<
           status: 'stalled',
           since: event.data.at,
           held: new Set(event.data.staleNodes.map((n) => n.nodeId)),
+          heldNodes: event.data.staleNodes,
         };
       case 'ClusterReportsResumed':
-        return { status: 'reporting', resumedAt: event.data.at };
+        return { status: 'reporting', resumedAt: event.data.at, outageConfirmedAt: null };
+      case 'ClusterOutageConfirmed':
+        // No restarted clocks: the silent nodes are due at once, timed from their real reports.
+        return { status: 'reporting', resumedAt: null, outageConfirmedAt: event.data.at };
       default:
         return assertNever(event, 'cluster liveness event');
     }
@@ -58,6 +85,22 @@ export const clusterLivenessDecider: Decider<
         const { clusterId, at } = command.data;
         return [
           { type: 'ClusterReportsResumed', data: { clusterId, at, stalledSince: state.since } },
+        ];
+      }
+      case 'ConfirmClusterOutage': {
+        if (state.status !== 'stalled') throw clusterNotStalled(command.data.clusterId);
+        const { clusterId, reason, at } = command.data;
+        return [
+          {
+            type: 'ClusterOutageConfirmed',
+            data: {
+              clusterId,
+              stalledSince: state.since,
+              heldNodes: [...state.heldNodes],
+              reason,
+              at,
+            },
+          },
         ];
       }
       default:

@@ -19,11 +19,28 @@ export type ClusterLivenessEvent =
   | {
       type: 'ClusterReportsResumed';
       data: { clusterId: string; stalledSince: string; at: string };
+    }
+  /**
+   * An admin confirmed that the held nodes are really down (a power or network loss of the
+   * whole cluster, not the reporting): the hold ends, and every node silent for a full window
+   * goes offline at its real last report. Silence from before this moment no longer counts
+   * towards the guard.
+   */
+  | {
+      type: 'ClusterOutageConfirmed';
+      data: {
+        clusterId: string;
+        stalledSince: string;
+        heldNodes: Array<{ nodeId: string; hostname: string }>;
+        reason: string | null;
+        at: string;
+      };
     };
 
 export const clusterLivenessCodec = new EventCodec<ClusterLivenessEvent>({
   ClusterReportsStalled: 1,
   ClusterReportsResumed: 1,
+  ClusterOutageConfirmed: 1,
 });
 
 export const clusterStreamId = (clusterId: string): string => `cluster-${clusterId}`;

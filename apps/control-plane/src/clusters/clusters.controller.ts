@@ -14,6 +14,7 @@ import { Ctx } from '../platform/http/command-context';
 import {
   ClusterCreated,
   ClusterView,
+  ConfirmOutageDto,
   CreateClusterDto,
   TransitionClusterDto,
   UpgradeClusterDto,
@@ -100,6 +101,19 @@ export class ClustersController {
       `repair from ${cluster.status}`,
       ctx,
     );
+  }
+
+  /** The guard holds silent nodes (cluster_reports_stalled) and they are really down: offline now. */
+  @Post(':clusterId/confirm-outage')
+  @HttpCode(200)
+  @Roles('admin')
+  @ApiOkResponse({ type: ClusterView })
+  confirmOutage(
+    @Param('clusterId') clusterId: string,
+    @Body() body: ConfirmOutageDto,
+    @Ctx() ctx: CommandContext,
+  ) {
+    return this.clusters.confirmOutage(clusterId, body.reason ?? null, ctx);
   }
 
   @Get(':clusterId')

@@ -40,6 +40,14 @@ export class TransitionClusterDto {
   reason?: string;
 }
 
+export class ConfirmOutageDto {
+  @ApiPropertyOptional({ maxLength: 500, example: 'rack power lost in zone b' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+}
+
 export class UpgradeClusterDto {
   @ApiProperty({ example: '1.31.1' })
   @IsString()
@@ -51,6 +59,28 @@ export class ClusterCreated {
   @ApiProperty() clusterId!: string;
   @ApiProperty({ enum: CLUSTER_STATUSES }) status!: string;
   @ApiProperty({ description: 'The create_cluster operation' }) operationId!: string;
+}
+
+class HeldNode {
+  @ApiProperty() nodeId!: string;
+  @ApiProperty() hostname!: string;
+}
+
+export class ClusterReportsView {
+  @ApiProperty({
+    enum: ['reporting', 'stalled'],
+    description:
+      'stalled: the mass-failure guard holds the silent nodes instead of taking them offline',
+  })
+  status!: string;
+  @ApiProperty({ nullable: true, type: String }) stalledSince!: string | null;
+  @ApiProperty({ type: [HeldNode] }) heldNodes!: HeldNode[];
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'When an admin last confirmed an outage of held nodes',
+  })
+  outageConfirmedAt!: string | null;
 }
 
 export class ClusterView {
@@ -69,4 +99,5 @@ export class ClusterView {
   history!: Array<{ from: string | null; to: string; reason: string | null; at: string }>;
   @ApiProperty() createdAt!: string;
   @ApiProperty() updatedAt!: string;
+  @ApiProperty({ type: ClusterReportsView }) reports!: ClusterReportsView;
 }

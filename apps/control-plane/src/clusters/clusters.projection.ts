@@ -2,6 +2,7 @@ import { Projection } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { assertNever } from '../../../../libs/kernel/src';
 import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
+import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
 export const CLUSTERS = 'clusters';
 
@@ -26,7 +27,24 @@ export type ClusterDoc = {
   }>;
   createdAt: string;
   updatedAt: string;
+  /** The mass-failure guard: whether it holds the cluster's silent nodes, and which. */
+  reports: ClusterReports;
 };
+
+export type ClusterReports = {
+  status: 'reporting' | 'stalled';
+  stalledSince: string | null;
+  heldNodes: Array<{ nodeId: string; hostname: string }>;
+  /** When an admin last confirmed an outage of held nodes (they went offline then). */
+  outageConfirmedAt: string | null;
+};
+
+export const reportingNormally = (): ClusterReports => ({
+  status: 'reporting',
+  stalledSince: null,
+  heldNodes: [],
+  outageConfirmedAt: null,
+});
 
 export const projectCluster = (
   doc: ClusterDoc | null,
@@ -48,6 +66,7 @@ export const projectCluster = (
     history: [],
     createdAt: at,
     updatedAt: at,
+    reports: reportingNormally(),
   });
   switch (event.type) {
     case 'ClusterRequested': {
@@ -99,17 +118,53 @@ export const projectCluster = (
   }
 };
 
+/** The guard's events on the same stream: what the cluster view says of its reports. */
+export const projectClusterReports = (
+  doc: ClusterDoc | null,
+  event: ClusterLivenessEvent,
+  revision: number,
+): ClusterDoc | null => {
+  if (!doc) return null;
+  const before = doc.reports ?? reportingNormally();
+  const reports = ((): ClusterReports => {
+    switch (event.type) {
+      case 'ClusterReportsStalled':
+        return {
+          ...before,
+          status: 'stalled',
+          stalledSince: event.data.at,
+          heldNodes: event.data.staleNodes,
+        };
+      case 'ClusterReportsResumed':
+        return { ...before, status: 'reporting', stalledSince: null, heldNodes: [] };
+      case 'ClusterOutageConfirmed':
+        return {
+          status: 'reporting',
+          stalledSince: null,
+          heldNodes: [],
+          outageConfirmedAt: event.data.at,
+        };
+      default:
+        return assertNever(event, 'cluster liveness event');
+    }
+  })();
+  return { ...doc, _rev: revision, reports };
+};
+
 export const clustersProjection: Projection = {
   name: 'clusters',
   collections: [{ name: CLUSTERS }],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('cluster-')) return;
     const event = clusterCodec.decode(stored.type, stored.data);
-    if (!event) return; // the liveness events of the same stream
+    const liveness = event ? null : clusterLivenessCodec.decode(stored.type, stored.data);
+    if (!event && !liveness) return;
     const id = stored.streamId.slice('cluster-'.length);
     const doc = await writer.get<ClusterDoc>(CLUSTERS, id);
     if (doc && stored.revision <= doc._rev) return;
-    const next = projectCluster(doc, event, stored.revision);
+    const next = event
+      ? projectCluster(doc, event, stored.revision)
+      : projectClusterReports(doc, liveness!, stored.revision);
     if (next) writer.upsert(CLUSTERS, next);
   },
 };

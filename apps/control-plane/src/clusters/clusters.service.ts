@@ -8,8 +8,9 @@ import { nodeCodec } from '../nodes/node.events';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { ClusterCommand, clusterAggregate } from './cluster.decider';
+import { clusterLivenessAggregate } from './cluster-liveness.decider';
 import { ClusterStatus } from './cluster.events';
-import { CLUSTERS, ClusterDoc } from './clusters.projection';
+import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
 import { cidrsOverlap, parseCidr } from './cidr';
 
 export const CLUSTERS_PROJECTION = 'projection:clusters';
@@ -85,11 +86,30 @@ export class ClustersService {
     return this.get(clusterId);
   }
 
+  /**
+   * The mass-failure guard holds the cluster's silent nodes, and an admin knows they are
+   * really down: they go offline now, at their real last reports (where their sessions'
+   * bills end), instead of waiting for reports that will not come. 409 cluster_not_stalled
+   * when nothing is held.
+   */
+  async confirmOutage(clusterId: string, reason: string | null, ctx: CommandContext) {
+    await this.get(clusterId);
+    const result = await this.pipeline.handle(
+      clusterLivenessAggregate,
+      clusterStreamId(clusterId),
+      { type: 'ConfirmClusterOutage', data: { clusterId, reason, at: ctx.now.toISOString() } },
+      ctx,
+    );
+    await this.runner.settle(result.position, [CLUSTERS_PROJECTION]);
+    return this.get(clusterId);
+  }
+
   async get(clusterId: string) {
     const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!doc) throw notFound('cluster', clusterId);
     const { _id: _i, _rev: _r, ...view } = doc;
-    return view;
+    // Documents written before the guard was shown (a MongoDB not yet rebuilt).
+    return { ...view, reports: view.reports ?? reportingNormally() };
   }
 
   /** Adoption: a cluster first seen in an operator's report exists from then on, as running. */

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterLivenessAggregate, isMassFailure } from '../clusters/cluster-liveness.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { clusterLivenessCodec, clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
@@ -106,6 +106,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
    * reconciler, which re-creates any missing timeout from state (jobs are hints).
    */
   private async react(stored: StoredEvent): Promise<void> {
+    if (stored.streamId.startsWith('cluster-')) return this.reactToCluster(stored);
     if (!stored.streamId.startsWith('node-')) return;
     const event = nodeCodec.decode(stored.type, stored.data);
     if (!event) return;
@@ -127,6 +128,26 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         return this.queueOp(nodeId, () => this.jobs.cancel(OFFLINE_TIMEOUT_QUEUE, nodeId));
       default:
         return;
+    }
+  }
+
+  /**
+   * An admin confirmed an outage of the nodes the guard held: every online node of the
+   * cluster is checked now, so the silent ones go offline without waiting out another window
+   * (the held ones were re-armed a window ahead); the others are simply re-armed.
+   */
+  private async reactToCluster(stored: StoredEvent): Promise<void> {
+    const event = clusterLivenessCodec.decode(stored.type, stored.data);
+    if (event?.type !== 'ClusterOutageConfirmed') return;
+    const { clusterId } = event.data;
+    this.clusterVerdicts.delete(clusterId);
+    const now = Date.now();
+    for (const { nodeId } of await this.onlineNodes({ clusterId })) {
+      await this.queueOp(nodeId, async () => {
+        await scheduleUnlessBusy<TimeoutJob>(this.jobs, OFFLINE_TIMEOUT_QUEUE, nodeId, now, {
+          nodeId,
+        });
+      });
     }
   }
 
@@ -281,16 +302,24 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     const beats = await this.heartbeats.get(online.map((n) => n.nodeId));
     const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
     const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
+    const confirmed =
+      cluster.state.status === 'reporting' && cluster.state.outageConfirmedAt
+        ? Date.parse(cluster.state.outageConfirmedAt)
+        : null;
+    const judged = online
+      .map((n, i) => ({ n, seen: this.lastSeen(n.nodeId, beats[i], n.changedAt, now) }))
+      // Silence an admin confirmed as an outage is not held again: those nodes go offline.
+      .filter(({ seen }) => confirmed === null || seen >= confirmed);
     // Nodes report every few seconds, so one silent for half a window stopped with the others;
     // counting only fully stale ones would let the first few of a mass failure go offline.
-    const stale = online
-      .map((n, i) => ({ n, seen: this.lastSeen(n.nodeId, beats[i], n.changedAt, now) }))
-      .filter(({ seen }) => LivenessService.reference(seen, resumedAt) + this.staleMs / 2 <= now);
+    const stale = judged.filter(
+      ({ seen }) => LivenessService.reference(seen, resumedAt) + this.staleMs / 2 <= now,
+    );
     const stalled =
       cluster.state.status === 'stalled' ||
       isMassFailure(
         stale.length,
-        online.length,
+        judged.length,
         this.config.massFailureRatio,
         this.config.massFailureMinNodes,
       );
@@ -306,7 +335,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
           data: {
             clusterId,
             staleNodes: stale.map(({ n }) => ({ nodeId: n.nodeId, hostname: n.hostname })),
-            onlineNodes: online.length,
+            onlineNodes: judged.length,
             lastSeenAt: lastSeen ? new Date(lastSeen).toISOString() : null,
             at: new Date(now).toISOString(),
           },
