@@ -177,6 +177,7 @@ describe('a placement in flight in this process', () => {
         placement as unknown as PlacementService,
         null as never,
         null as never,
+        null as never,
       );
       return { queue, jobs };
     };

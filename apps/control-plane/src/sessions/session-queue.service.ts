@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
+import { NODES_PROJECTION } from '../nodes/nodes.commands';
 import { poolCodec } from '../pools/pool.events';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';
@@ -13,6 +14,7 @@ import { sessionAggregate } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
 import { SESSIONS, SessionDoc } from './sessions.projection';
+import { SESSIONS_PROJECTION } from './sessions.service';
 
 export const QUEUE_TICK = 'session-queue-tick';
 const TICK_JOB = 'tick';
@@ -33,6 +35,9 @@ const FREES_CAPACITY = new Set([
 ]);
 
 type Waiting = Pick<SessionDoc, 'demand' | 'poolId' | 'owner'>;
+
+/** A pass asked for by an event: the read models it reads must show that event first. */
+type TickJob = { position?: number };
 
 /**
  * The queue pass's memory of misses: a session cannot fit where a demand no larger, of the
@@ -83,10 +88,11 @@ export class SessionQueueService {
     @Inject(PlacementService) private readonly placement: PlacementService,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
+    @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
   ) {}
 
   register(): void {
-    this.jobs.register(QUEUE_TICK, () => this.tickAndRearm().then(() => undefined), {
+    this.jobs.register<TickJob>(QUEUE_TICK, (job) => this.tickAndRearm(job.position ?? 0), {
       attempts: 5,
       backoffMs: 100,
       concurrency: 1,
@@ -111,10 +117,10 @@ export class SessionQueueService {
         void placing
           .then(
             (state) => (state.status === 'queued' ? this.armSafetyPass() : undefined),
-            () => this.kick(),
+            () => this.kick(stored.position),
           )
           .catch(() => undefined);
-      else await this.kick();
+      else await this.kick(stored.position);
       return;
     }
     const pool = stored.streamId.startsWith('pool-')
@@ -125,16 +131,24 @@ export class SessionQueueService {
       session?.type === 'SessionResumeRequested' ||
       pool?.type === 'NodePoolDeleted' // its pinned sessions are ended by the pass
     ) {
-      await this.kick();
+      await this.kick(stored.position);
     }
   }
 
-  /** A pass soon. With both tick slots running a pass is coming anyway (each re-reads the queue). */
-  async kick(): Promise<void> {
-    await scheduleUnlessBusy(this.jobs, QUEUE_TICK, TICK_JOB, Date.now(), {});
+  /**
+   * A pass soon, once the read models show the event at `position` (the one that freed
+   * capacity). With both tick slots running a pass is coming anyway (each re-reads the queue).
+   * One job id: a later kick replaces the payload with its later position.
+   */
+  async kick(position = 0): Promise<void> {
+    await scheduleUnlessBusy<TickJob>(this.jobs, QUEUE_TICK, TICK_JOB, Date.now(), { position });
   }
 
-  private async tickAndRearm(): Promise<void> {
+  private async tickAndRearm(position: number): Promise<void> {
+    // Placement reads the Nodes read model and the pass the Sessions one; the job may run before
+    // they apply the event that kicked it, and the pass would miss the capacity it freed until
+    // the safety pass. Bounded: on a timeout the pass runs anyway (the safety pass follows).
+    await this.runner.settle(position, [NODES_PROJECTION, SESSIONS_PROJECTION]);
     const waiting = await this.tick();
     if (waiting > 0)
       await this.jobs.schedule(QUEUE_TICK, SAFETY_JOB, Date.now() + SAFETY_TICK_MS, {});
