@@ -357,6 +357,8 @@ describe('commands that take no body', () => {
       // Nothing by these ids exists: the command itself answers.
       expect((await call()).status).toBe(404);
       expect((await call().send({})).status).toBe(404);
+      // A client that labels every request JSON, even one with nothing to send.
+      expect((await call().set('content-type', 'application/json')).status).toBe(404);
     },
   );
 
@@ -365,6 +367,30 @@ describe('commands that take no body', () => {
     expect((await request(t.url).post(path).send({ x: 1 })).status).toBe(401);
     const auditor = await t.auth('aud', ['auditor']);
     expect((await request(t.url).post(path).set(auditor).send({ x: 1 })).status).toBe(403);
+  });
+
+  it('refuses a form body with 415: the API speaks JSON only', async () => {
+    const before = await readLog(t);
+    const res = await request(t.url)
+      .post(`/v1/nodes/${nodeId}/cordon`)
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send('reason=maintenance');
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
+    expect(await readLog(t)).toEqual(before);
+  });
+
+  it('reads an empty JSON body as none: a command that needs one names each missing field', async () => {
+    const before = await readLog(t);
+    const res = await request(t.url)
+      .post('/v1/sessions')
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'application/json');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain('kind');
+    expect(await readLog(t)).toEqual(before);
   });
 
   it('refuses a text/plain body with 415 unsupported_media_type, not a list of missing fields', async () => {

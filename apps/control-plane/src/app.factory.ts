@@ -60,13 +60,25 @@ export const createApp = async (
     // Held until installObservability hands Nest the pino logger (which honours LOG_LEVEL).
     // A provider that cannot start (the event log held by another process, say) rejects
     // here, for main.ts to report, instead of Nest exiting the process on its own.
-    { bufferLogs: true, abortOnError: false },
+    // bodyParser false: the JSON parser is ours (below). Nest's built a parser per request, and
+    // added a urlencoded one to an API that speaks JSON only.
+    { bufferLogs: true, abortOnError: false, bodyParser: false },
   );
   installObservability(app);
   const fastify = app.getHttpAdapter().getInstance();
   // JSON only: a text/plain body reached the DTOs as a string, and the 400 listed every
-  // field as missing. Without a parser it is 415 unsupported_media_type, as any other type.
+  // field as missing. Without a parser it is 415 unsupported_media_type, as any other type
+  // (a form body included).
   fastify.removeContentTypeParser('text/plain');
+  // An empty body labelled JSON is no body, as for a request without the label: clients that
+  // set `content-type: application/json` on every call got a 400 from a bodyless command
+  // (pause, terminate, uncordon, ...). Anything else goes to Fastify's own parser (its limits
+  // and its refusal of prototype poisoning).
+  const json = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : json(request, body as string, done),
+  );
   fastify.addHook('onRequest', async (request, reply) => {
     const given = request.headers[CORRELATION_HEADER];
     const correlationId =
