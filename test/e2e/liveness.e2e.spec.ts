@@ -11,6 +11,53 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 type Ev = { type: string; streamId: string; data: Record<string, unknown> };
 
+/**
+ * A node silent for half a window takes no new session; the session waits in the queue and is
+ * placed once the node reports again (no event frees anything: the queue's safety pass must).
+ */
+const queuedWhileSilentThenPlaced = async (t: TestApp, clusterId: string): Promise<void> => {
+  const admin = await t.auth('root', ['admin']);
+  const quietOperator = await t.auth('op-q', ['operator'], [clusterId]);
+  const send = () =>
+    request(t.url)
+      .post('/v1/inventory/reports')
+      .set(quietOperator)
+      .send(report(clusterId, [gpuNode('quiet-01', 1, 'HPC_GPU')]));
+  const nodeId: string = (await send()).body.nodes[0].nodeId;
+  await eventually(
+    async () =>
+      (await request(t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body.status === 'ready',
+  );
+  await sleep(1300); // past half the 2 s window since its report, not yet offline
+  const user = await t.auth('u-quiet', ['user']);
+  const created = await request(t.url)
+    .post('/v1/sessions')
+    .set(user)
+    .send({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 1 });
+  expect(created.status).toBe(201);
+  // On a node that may be dead: a session placed there would end with it a moment later.
+  expect(created.body.status).toBe('queued');
+  const sessionId: string = created.body.sessionId;
+  const placed = await eventually(async () => {
+    await send();
+    const s = (await request(t.url).get(`/v1/sessions/${sessionId}`).set(user)).body;
+    return s.status === 'running' ? s : null;
+  }, 9000);
+  expect(placed.nodeId).toBe(nodeId);
+};
+
+describe('node liveness with NODE_STALE_SEC=2 (in-process jobs, no Redis)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ NODE_STALE_SEC: '2' }, { redis: false });
+  });
+  afterAll(async () => t.close());
+
+  it('places no session on a node silent for half a window, and places it once the node reports again', async () => {
+    await queuedWhileSilentThenPlaced(t, 'cq');
+  });
+});
+
 describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () => {
   let t: TestApp;
   let admin: Record<string, string>;
@@ -48,30 +95,7 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   });
 
   it('places no session on a node silent for half a window, and places it once the node reports again', async () => {
-    const quietOperator = await t.auth('op-q', ['operator'], ['cq']);
-    const send = () =>
-      request(t.url)
-        .post('/v1/inventory/reports')
-        .set(quietOperator)
-        .send(report('cq', [gpuNode('quiet-01', 1, 'HPC_GPU')]));
-    const nodeId: string = (await send()).body.nodes[0].nodeId;
-    await eventually(async () => (await node(nodeId)).status === 'ready');
-    await sleep(1300); // past half the 2 s window since its report, not yet offline
-    const user = await t.auth('u-quiet', ['user']);
-    const created = await request(t.url)
-      .post('/v1/sessions')
-      .set(user)
-      .send({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 1 });
-    expect(created.status).toBe(201);
-    // On a node that may be dead: a session placed there would end with it a moment later.
-    expect(created.body.status).toBe('queued');
-    const sessionId: string = created.body.sessionId;
-    const placed = await eventually(async () => {
-      await send();
-      const s = (await request(t.url).get(`/v1/sessions/${sessionId}`).set(user)).body;
-      return s.status === 'running' ? s : null;
-    }, 9000);
-    expect(placed.nodeId).toBe(nodeId);
+    await queuedWhileSilentThenPlaced(t, 'cq');
   });
 
   it('never takes a node that keeps reporting offline, and brings a silent one back on its next report', async () => {
