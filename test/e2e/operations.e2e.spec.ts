@@ -209,6 +209,28 @@ describe('operations with the simulated provisioner', () => {
     expect(again.body.error.code).toBe('last_pool');
   });
 
+  it('keeps a pool off its cluster once a second delete of it is refused, so the last pool stays', async () => {
+    for (const together of [true, false]) {
+      const clusterId = await h.createCluster();
+      const keep = await h.createPool(clusterId, { name: 'keep', kind: 'cpu' });
+      const work = await h.createPool(clusterId, { name: 'work', kind: 'cpu' });
+      expect((await h.finished((await h.scale(work.poolId, 1)).body.operationId)).status).toBe(
+        'succeeded',
+      );
+      const del = () => request(t.url).delete(`/v1/node-pools/${work.poolId}`).set(admin);
+      const answers = together ? await Promise.all([del(), del()]) : [await del(), await del()]; // the second while the first deletion runs
+      expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+      const refused = answers.find((a) => a.status === 409)!;
+      expect(refused.body.error.code).toBe('operation_in_progress');
+      const accepted = answers.find((a) => a.status === 202)!;
+      expect((await h.finished(accepted.body.operationId)).status).toBe('succeeded');
+      const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
+      expect(cluster.pools).toEqual([keep.poolId]);
+      const last = await request(t.url).delete(`/v1/node-pools/${keep.poolId}`).set(admin);
+      expect([last.status, last.body.error?.code]).toEqual([409, 'last_pool']);
+    }
+  });
+
   it('raises pool_emptied when a dedicated GPU pool loses its last card', async () => {
     const clusterId = await h.createCluster();
     const pool = await h.createPool(clusterId, {

@@ -84,6 +84,11 @@ export class OperationsService {
     return this.open(poolId, 'resize_node_pool', { resizeTo }, ctx);
   }
 
+  private async beingDeleted(poolId: string): Promise<boolean> {
+    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    return pool.status !== 'active' || pool.operationType === 'delete_node_pool';
+  }
+
   private async open(
     poolId: string,
     type: PoolOperationType,
@@ -101,14 +106,21 @@ export class OperationsService {
     const operationId = uuidFrom('operation', ctx.commandId);
     if (pool.operationId === operationId) return { operationId }; // a replayed request
     const at = ctx.now.toISOString();
-    // Refusals first, in the order that changes nothing: the pool's lock, then the cluster's list.
+    // The cluster's list first (last_pool refuses before anything changes), then the pool's lock.
+    // `removed`: the cluster revision this request's removal left, when it removed the pool.
+    let removed: number | null = null;
     if (type === 'delete_node_pool' && pool.operationId === null && pool.status === 'active') {
-      await this.pipeline.handle(
+      const cluster = clusterStreamId(pool.clusterId);
+      const before = (await this.pipeline.load(clusterAggregate, cluster)).revision ?? -1;
+      const removal = await this.pipeline.handle(
         clusterAggregate,
-        clusterStreamId(pool.clusterId),
+        cluster,
         { type: 'RemovePoolFromCluster', data: { poolId, at } },
-        { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool') },
+        // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after its
+        // removal was undone below must remove again, not be taken for a replay of it.
+        { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
       );
+      if (removal.appended) removed = removal.revision;
     }
     try {
       await this.pipeline.handle(
@@ -118,13 +130,15 @@ export class OperationsService {
         { ...ctx, commandId: uuidFrom(ctx.commandId, 'begin') },
       );
     } catch (error) {
-      if (type === 'delete_node_pool') {
-        // Lost a race with another operation: the pool stays listed in its cluster.
+      // Lost a race with another operation: undo this request's removal, and only that. A
+      // second delete that removed nothing (the first had) must not list the pool again, and
+      // neither may one that lost to another delete, or the cluster's real last pool could go.
+      if (removed !== null && !(await this.beingDeleted(poolId))) {
         await this.pipeline.handle(
           clusterAggregate,
           clusterStreamId(pool.clusterId),
           { type: 'AddPoolToCluster', data: { poolId, at } },
-          { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool') },
+          { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool', String(removed)) },
         );
       }
       throw error;
