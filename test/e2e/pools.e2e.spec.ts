@@ -77,6 +77,20 @@ describe('node pools over HTTP', () => {
     ).toBe(400);
   });
 
+  it('takes one of several pools created at once under one name, refusing the rest', async () => {
+    for (let round = 0; round < 5; round++) {
+      const name = `twin-${round}`;
+      const answers = await Promise.all(
+        [0, 1, 2].map(() => createPool('pc2', { name, kind: 'cpu' })),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
+      for (const a of answers.filter((x) => x.status === 409))
+        expect(a.body.error.code).toBe('pool_name_taken');
+      const list = await request(t.url).get('/v1/clusters/pc2/node-pools').set(admin);
+      expect(list.body.items.filter((p: { name: string }) => p.name === name)).toHaveLength(1);
+    }
+  });
+
   it('moves a node into a pool at once, and refuses other clusters, kinds and models', async () => {
     const pool = (await createPool('pc1', { name: 'l40s-b', kind: 'gpu', gpuType: 'L40S' })).body;
     const cpuPool = (await createPool('pc1', { name: 'cpu-a', kind: 'cpu' })).body;

@@ -5,6 +5,7 @@ import {
   CommandContext,
   DomainError,
   SYSTEM_ACTOR,
+  Turns,
   notFound,
   uuidFrom,
 } from '../../../../libs/kernel/src';
@@ -52,6 +53,7 @@ export const refuseOtherKindFields = (body: CreateNodePoolDto): void => {
 @Injectable()
 export class PoolsService {
   private readonly logger = new Logger('pools');
+  private readonly creating = new Turns();
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
@@ -61,7 +63,20 @@ export class PoolsService {
     @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
 
-  async create(clusterId: string, body: CreateNodePoolDto, ctx: CommandContext): Promise<PoolView> {
+  /**
+   * One create at a time per cluster, each until the read model shows its pool: the name
+   * check reads the read model, and creates racing under one name all passed it. (Across
+   * replicas of the control plane it remains a read; see docs/ARCHITECTURE.md.)
+   */
+  create(clusterId: string, body: CreateNodePoolDto, ctx: CommandContext): Promise<PoolView> {
+    return this.creating.run(clusterId, () => this.createNow(clusterId, body, ctx));
+  }
+
+  private async createNow(
+    clusterId: string,
+    body: CreateNodePoolDto,
+    ctx: CommandContext,
+  ): Promise<PoolView> {
     refuseOtherKindFields(body);
     await this.existingCluster(clusterId);
     const taken = await this.readModels.count(NODE_POOLS, {
