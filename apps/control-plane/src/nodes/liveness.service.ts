@@ -173,27 +173,36 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * When the node was last seen: its heartbeat, or, when the heartbeat store lost it (an
-   * embedded store after a restart, or Redis flushed), the moment the loss was first noticed
-   * (never before the node's last change): a full window from there.
+   * When the node was last seen. `at`: its heartbeat, or, when the heartbeat store lost it (an
+   * embedded store after a restart, or Redis flushed with this process restarted too), the
+   * moment the loss was first noticed (never before the node's last change): a full window
+   * from there. `proof`: the last sighting on record, where an offline ends its sessions'
+   * bills; without a heartbeat only the node's last change is, so no unproven time is billed.
    */
-  private lastSeen(nodeId: string, beat: Heartbeat | null, changedAt: string, now: number): number {
+  private lastSeen(
+    nodeId: string,
+    beat: Heartbeat | null,
+    changedAt: string,
+    now: number,
+  ): { at: number; proof: number } {
     if (beat?.seenAt !== undefined) {
       this.missingSince.delete(nodeId);
-      return beat.seenAt;
+      return { at: beat.seenAt, proof: beat.seenAt };
     }
     const since = this.missingSince.get(nodeId) ?? now;
     this.missingSince.set(nodeId, since);
-    return Math.max(since, Date.parse(changedAt));
+    const changed = Date.parse(changedAt);
+    return { at: Math.max(since, changed), proof: changed };
   }
 
   /**
    * The time a node's silence is counted from: its last sighting, or the end of its cluster's
-   * stall if later (every clock restarts then, so no stampede of offlines follows). Timing
-   * only: the offline records the real last sighting, which is where its sessions' bills end.
+   * stall if later (every clock restarts then, so no stampede of offlines follows), or the
+   * heartbeat store's return after an outage (reports could not be recorded meanwhile).
+   * Timing only: the offline records the real last sighting, where its sessions' bills end.
    */
-  private static reference(lastSeen: number, resumedAt: string | null): number {
-    return Math.max(lastSeen, resumedAt ? Date.parse(resumedAt) : 0);
+  private reference(lastSeen: number, resumedAt: string | null): number {
+    return Math.max(lastSeen, resumedAt ? Date.parse(resumedAt) : 0, this.heartbeats.restoredAt());
   }
 
   /**
@@ -248,9 +257,9 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         const cluster = clusters.get(clusterId)!;
         const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
         const seen = this.lastSeen(nodeId, beats[i], changedAt, now);
-        const reference = LivenessService.reference(seen, resumedAt);
+        const reference = this.reference(seen.at, resumedAt);
         if (reference + this.staleMs > now) outcomes.set(nodeId, this.arm(nodeId, reference));
-        else due.push({ nodeId, clusterId, seen });
+        else due.push({ nodeId, clusterId, seen: seen.proof });
       });
       const stalled = new Map<string, Promise<boolean>>();
       for (const { clusterId } of due) {
@@ -309,11 +318,11 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     const judged = online
       .map((n, i) => ({ n, seen: this.lastSeen(n.nodeId, beats[i], n.changedAt, now) }))
       // Silence an admin confirmed as an outage is not held again: those nodes go offline.
-      .filter(({ seen }) => confirmed === null || seen >= confirmed);
+      .filter(({ seen }) => confirmed === null || seen.at >= confirmed);
     // Nodes report every few seconds, so one silent for half a window stopped with the others;
     // counting only fully stale ones would let the first few of a mass failure go offline.
     const stale = judged.filter(
-      ({ seen }) => LivenessService.reference(seen, resumedAt) + this.staleMs / 2 <= now,
+      ({ seen }) => this.reference(seen.at, resumedAt) + this.staleMs / 2 <= now,
     );
     const stalled =
       cluster.state.status === 'stalled' ||
@@ -325,7 +334,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       );
     if (stalled && cluster.state.status !== 'stalled') {
       // The latest real report among them, not a restarted clock (see `reference`).
-      const lastSeen = stale.reduce((m, s) => Math.max(m, s.seen), 0);
+      const lastSeen = stale.reduce((m, s) => Math.max(m, s.seen.proof), 0);
       const commandId = uuidFrom('cluster-stalled', clusterId, String(cluster.revision ?? -1));
       await this.pipeline.handle(
         clusterLivenessAggregate,

@@ -1,4 +1,6 @@
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import net, { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { HeartbeatStore, MemoryHeartbeatStore, RedisHeartbeatStore } from './heartbeat.store';
 
@@ -69,4 +71,72 @@ contract('redis', () => {
       r.disconnect();
     },
   };
+});
+
+describe('heartbeat store: redis, when Redis loses its data or goes away', () => {
+  it('still knows the last sighting it recorded (not the report order) when Redis loses it', async () => {
+    const prefix = `hb-test-${randomUUID().slice(0, 8)}`;
+    const store = new RedisHeartbeatStore(REDIS_URL, prefix);
+    const other = new Redis(REDIS_URL);
+    try {
+      await store.touch([{ nodeId: 'a', seenAt: 1000, observedAt: 900 }]);
+      await other.del(`${prefix}:heartbeats`); // as a restart of Redis without data would
+      expect(await store.get(['a', 'b'])).toEqual([{ seenAt: 1000, observedAt: null }, null]);
+      await store.touch([{ nodeId: 'a', seenAt: 2000, observedAt: 1900 }]);
+      expect(await store.get(['a'])).toEqual([{ seenAt: 2000, observedAt: 1900 }]);
+      await store.remove('a');
+      await other.del(`${prefix}:heartbeats`);
+      expect(await store.get(['a'])).toEqual([null]);
+    } finally {
+      other.disconnect();
+      await store.close();
+    }
+  });
+
+  it('says when Redis came back after being out of reach', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = server.address() as AddressInfo;
+        server.close(() => resolve(free));
+      });
+    });
+    const start = (): ChildProcess =>
+      spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+    const up = async (store: RedisHeartbeatStore) => {
+      for (let i = 0; i < 200; i++) {
+        try {
+          return await store.ping();
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      throw new Error('redis did not come up');
+    };
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    let redis = start();
+    const url = `redis://127.0.0.1:${port}`;
+    const probe = new RedisHeartbeatStore(url, 'hb-restore');
+    await up(probe);
+    await probe.close();
+    const store = new RedisHeartbeatStore(url, 'hb-restore');
+    try {
+      await up(store);
+      expect(store.restoredAt()).toBe(0); // reachable from the start: nothing was lost
+      await new Promise<void>((resolve) => {
+        redis.once('exit', () => resolve());
+        redis.kill('SIGKILL');
+      });
+      await expect(store.get(['a'])).rejects.toThrow();
+      const restartedAt = Date.now();
+      redis = start();
+      await up(store);
+      expect(store.restoredAt()).toBeGreaterThanOrEqual(restartedAt);
+    } finally {
+      errors.mockRestore();
+      await store.close();
+      redis.kill('SIGKILL');
+    }
+  }, 30_000);
 });

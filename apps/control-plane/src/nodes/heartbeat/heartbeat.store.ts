@@ -14,6 +14,12 @@ export interface HeartbeatStore {
   /** In the order asked; null for a node never seen (or lost with the store). */
   get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>>;
   remove(nodeId: string): Promise<void>;
+  /**
+   * When the store last came back after being out of reach (epoch ms; 0 if it never was).
+   * Reports could not be recorded meanwhile, and ones held back in the client's queue were
+   * written late with their old receive time: silence is counted from here at the earliest.
+   */
+  restoredAt(): number;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -53,6 +59,10 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
     this.beats.delete(nodeId);
   }
 
+  restoredAt(): number {
+    return 0;
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}
@@ -70,16 +80,31 @@ const decode = (raw: string | null): Heartbeat | null => {
   return { seenAt: Number(seen), observedAt: observed ? Number(observed) : null };
 };
 
-/** One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET. */
+/**
+ * One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET.
+ *
+ * Beside it, the last sighting this process recorded for each node: when Redis comes back
+ * empty (restarted, flushed), a node's real last report is still known here, and a node
+ * that fell silent before the loss goes offline at that report, where its sessions' bills
+ * end, instead of at the moment the loss was noticed.
+ */
 export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly redis: Redis;
   private readonly key: string;
   private readonly unavailable = unavailableAs('heartbeat store (Redis)');
+  private readonly recorded = new Map<string, number>();
+  private lost = false;
+  private restored = 0;
 
   constructor(url: string, prefix: string) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
     this.key = `${prefix}:heartbeats`;
     logConnectionErrors(this.redis, 'heartbeats');
+    this.redis.on('close', () => (this.lost = true));
+    this.redis.on('ready', () => {
+      if (this.lost) this.restored = Date.now();
+      this.lost = false;
+    });
   }
 
   async touch(beats: readonly Beat[]): Promise<void> {
@@ -87,15 +112,27 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     const args: string[] = [];
     for (const b of beats) args.push(b.nodeId, encode(b));
     await this.redis.hset(this.key, ...args).catch(this.unavailable);
+    for (const b of beats) this.recorded.set(b.nodeId, b.seenAt);
   }
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
     if (nodeIds.length === 0) return [];
-    return (await this.redis.hmget(this.key, ...nodeIds).catch(this.unavailable)).map(decode);
+    const raw = await this.redis.hmget(this.key, ...nodeIds).catch(this.unavailable);
+    return raw.map((value, i) => {
+      if (value !== null) return decode(value);
+      // Lost with Redis: the sighting, not the report order (observedAt) it kept.
+      const seenAt = this.recorded.get(nodeIds[i]);
+      return seenAt === undefined ? null : { seenAt, observedAt: null };
+    });
   }
 
   async remove(nodeId: string): Promise<void> {
     await this.redis.hdel(this.key, nodeId).catch(this.unavailable);
+    this.recorded.delete(nodeId);
+  }
+
+  restoredAt(): number {
+    return this.restored;
   }
 
   async ping(): Promise<void> {
