@@ -143,3 +143,125 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
     );
   }, 60_000);
 });
+
+describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessions run', () => {
+  let port: number;
+  let redis: ChildProcess;
+  let t: TestApp;
+  let errors: jest.SpyInstance;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    t = await startApp({
+      NODE_STALE_SEC: '2',
+      JOBS_REPAIR_SEC: '1',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
+  });
+  afterAll(async () => {
+    errors?.mockRestore();
+    await t?.close();
+    if (redis) await kill(redis);
+  });
+
+  it('bills a node silent before the outage to its last report, keeps a reporting node online, and answers 503 only for what it did not do', async () => {
+    const admin = await t.auth('root', ['admin']);
+    const operator = await t.auth('op', ['operator'], ['co']);
+    const user = await t.auth('u-out', ['user']);
+    const post = (nodes: ReturnType<typeof gpuNode>[]) =>
+      request(t.url).post('/v1/inventory/reports').set(operator).send(report('co', nodes));
+    const busyNode = gpuNode('busy-01', 2, 'L40S');
+    const quietNode = gpuNode('quiet-01', 1, 'HPC_GPU');
+    const res = await post([busyNode, quietNode]);
+    const [busy, quiet] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const create = (gpuModel: string) =>
+      request(t.url).post('/v1/sessions').set(user).send({ kind: 'gpu', gpuModel, gpuCount: 1 });
+    const onBusy = (await create('L40S')).body;
+    const onQuiet = (await create('HPC_GPU')).body;
+    expect([onBusy.nodeId, onQuiet.nodeId]).toEqual([busy, quiet]);
+    const events = async (
+      type: string,
+    ): Promise<Array<{ streamId: string; data: Record<string, string> }>> =>
+      (await request(t.url).get(`/v1/events?limit=1000&type=${type}`).set(admin)).body.events;
+
+    // quiet-01 reports for the last time now; busy-01 keeps reporting every 250 ms, outage or
+    // not, without waiting for answers (those sent while Redis is down wait in its client).
+    const quietLast = Date.now();
+    await post([quietNode]);
+    const quietLastAnswered = Date.now();
+    let reporting = true;
+    const reports: Array<Promise<unknown>> = [];
+    const chatter = (async () => {
+      while (reporting) {
+        reports.push(
+          post([busyNode]).then(
+            () => undefined,
+            () => undefined,
+          ),
+        );
+        await sleep(250);
+      }
+    })();
+
+    errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await sleep(500);
+    await kill(redis);
+    await eventually(async () => (await request(t.url).get('/health/ready')).status === 503);
+    // Commands while it is down: a 503 must mean nothing was done.
+    const created = await create('L40S');
+    const cordoned = await request(t.url)
+      .post(`/v1/nodes/${quiet}/cordon`)
+      .set(admin)
+      .send({ reason: 'outage' });
+    await sleep(2500); // longer than NODE_STALE_SEC
+    redis = await startRedis(port);
+
+    const quietOffline = await eventually(async () => {
+      const found = (await events('NodeWentOffline')).find((e) => e.streamId === `node-${quiet}`);
+      return found ?? null;
+    }, 15_000);
+    await sleep(2500); // another window: time enough for a wrong offline of busy-01
+    reporting = false;
+    await chatter;
+    await Promise.all(reports);
+    errors.mockRestore();
+
+    // busy-01 reported all along: it stays online and its session runs on.
+    expect(
+      (await events('NodeWentOffline')).filter((e) => e.streamId === `node-${busy}`),
+    ).toHaveLength(0);
+    const busySession = (await request(t.url).get(`/v1/sessions/${onBusy.sessionId}`).set(user))
+      .body;
+    expect(busySession.status).toBe('running');
+    // Each answer given while Redis was down says what was done.
+    const requested = (await events('SessionRequested')).length;
+    expect(requested).toBe(created.status === 201 ? 3 : 2);
+    if (created.status !== 201) expect(created.status).toBe(503);
+    const cordons = (await events('NodeCordoned')).length;
+    expect(cordons).toBe(cordoned.status === 200 ? 1 : 0);
+    if (cordoned.status !== 200) expect(cordoned.status).toBe(503);
+    // The session created during the outage (queued: nothing could be shown alive) is placed
+    // on busy-01's free card once Redis is back, though Redis lost every job meanwhile.
+    if (created.status === 201) {
+      const placed = await eventually(async () => {
+        await post([busyNode]);
+        const s = (await request(t.url).get(`/v1/sessions/${created.body.sessionId}`).set(user))
+          .body;
+        return s.status === 'running' ? s : null;
+      }, 10_000);
+      expect(placed.nodeId).toBe(busy);
+    }
+    // quiet-01 went offline at its real last report, and its session's bill ends there.
+    const lastSeenAt = Date.parse(quietOffline.data.lastSeenAt);
+    expect(lastSeenAt).toBeGreaterThanOrEqual(quietLast);
+    expect(lastSeenAt).toBeLessThanOrEqual(quietLastAnswered);
+    const bill = await eventually(async () => {
+      const page = (
+        await request(t.url).get(`/v1/billing/records?sessionId=${onQuiet.sessionId}`).set(user)
+      ).body;
+      return page.items.length === 1 ? page.items[0] : null;
+    });
+    expect(bill.to).toBe(quietOffline.data.lastSeenAt);
+  }, 90_000);
+});

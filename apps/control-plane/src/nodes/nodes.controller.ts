@@ -70,7 +70,7 @@ export class NodesController {
       { type: 'CordonNode', data: { reason: body.reason ?? null, at: ctx.now.toISOString() } },
       ctx,
     );
-    return this.queries.get(nodeId);
+    return this.queries.afterCommand(nodeId);
   }
 
   @Post(':nodeId/uncordon')
@@ -84,7 +84,7 @@ export class NodesController {
       { type: 'UncordonNode', data: { at: ctx.now.toISOString() } },
       ctx,
     );
-    return this.queries.get(nodeId);
+    return this.queries.afterCommand(nodeId);
   }
 
   @Delete(':nodeId')

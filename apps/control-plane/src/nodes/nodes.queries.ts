@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '../../../../libs/kernel/src';
+import { UnavailableError, notFound } from '../../../../libs/kernel/src';
 import {
   Doc,
   Filter,
@@ -53,6 +53,17 @@ export class NodesQueries {
     return (await this.views([doc], now))[0];
   }
 
+  /**
+   * The node as a command on it left it. The command is done, so an unreachable heartbeat
+   * store must not turn its answer into a 503 (which says nothing was done, inviting a
+   * retry): the last sighting is then the node's last recorded change.
+   */
+  async afterCommand(nodeId: string, now = Date.now()): Promise<NodeView> {
+    const doc = await this.readModels.get<NodeDoc & Doc>(NODES, nodeId);
+    if (!doc) throw notFound('node', nodeId);
+    return (await this.views([doc], now, true))[0];
+  }
+
   async gpus(nodeId: string): Promise<NodeGpuView[]> {
     const doc = await this.readModels.get<NodeDoc & Doc>(NODES, nodeId);
     if (!doc) throw notFound('node', nodeId);
@@ -65,8 +76,16 @@ export class NodesQueries {
     }));
   }
 
-  private async views(docs: readonly NodeDoc[], now: number): Promise<NodeView[]> {
-    const beats = await this.heartbeats.get(docs.map((d) => d.nodeId));
+  private async views(
+    docs: readonly NodeDoc[],
+    now: number,
+    withoutHeartbeats = false,
+  ): Promise<NodeView[]> {
+    const ids = docs.map((d) => d.nodeId);
+    const beats = await this.heartbeats.get(ids).catch((error: unknown) => {
+      if (withoutHeartbeats && error instanceof UnavailableError) return ids.map(() => null);
+      throw error;
+    });
     return docs.map((d, i) => {
       const lastSeen = Math.max(beats[i]?.seenAt ?? 0, Date.parse(d.changedAt));
       return {

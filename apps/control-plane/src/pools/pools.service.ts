@@ -238,7 +238,7 @@ export class PoolsService {
       { type: 'AssignNodeToPool', data: { poolId, at: ctx.now.toISOString() } },
       ctx,
     );
-    return this.nodes.get(nodeId);
+    return this.nodes.afterCommand(nodeId);
   }
 
   /**

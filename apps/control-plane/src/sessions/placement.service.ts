@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, UnavailableError } from '../../../../libs/kernel/src';
 import { clusterLivenessAggregate } from '../clusters/cluster-liveness.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
@@ -133,7 +133,16 @@ export class PlacementService {
    * (the store lost after a restart) is given the benefit of the doubt, as its timer is.
    */
   private async silent(nodeId: string): Promise<boolean> {
-    const [beat] = await this.heartbeats.get([nodeId]);
+    let beat;
+    try {
+      [beat] = await this.heartbeats.get([nodeId]);
+    } catch (error) {
+      // The heartbeat store is out of reach: no node can be shown alive, so the session waits
+      // in the queue (a create is still answered, 201 queued: it was recorded, and a 503
+      // would invite a retry that makes a second session).
+      if (error instanceof UnavailableError) return true;
+      throw error;
+    }
     return beat !== null && beat.seenAt < Date.now() - (this.config.nodeStaleSec * 1000) / 2;
   }
 

@@ -165,6 +165,16 @@ export class SessionQueueService {
     await scheduleUnlessBusy(this.jobs, QUEUE_TICK, SAFETY_JOB, due, {});
   }
 
+  /**
+   * Jobs are hints: with sessions waiting and no pass to come (Redis lost it, or was down when
+   * one was asked for), the safety pass is armed. Runs every JOBS_REPAIR_SEC.
+   */
+  async repair(): Promise<void> {
+    if ((await this.readModels.count(SESSIONS, { status: 'queued' })) === 0) return;
+    if ((await this.jobs.liveJobIds(QUEUE_TICK)).size > 0) return;
+    await this.armSafetyPass();
+  }
+
   /** One pass over the queue; returns how many still wait. Passes never overlap in this process. */
   tick(): Promise<number> {
     if (this.ticking) return this.ticking.then(() => this.tick());

@@ -2,6 +2,8 @@ import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Runtime } from '../platform/runtime/runtime.service';
+import { Config } from '../config/config';
+import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { HeartbeatModule } from '../nodes/heartbeat/heartbeat.module';
 import { PlacementIndex } from './placement-index';
@@ -35,6 +37,7 @@ export class SessionsModule implements OnModuleInit {
     @Inject(SessionProcessReactor) private readonly process: SessionProcessReactor,
     @Inject(SessionQueueService) private readonly queue: SessionQueueService,
     @Inject(Runtime) private readonly runtime: Runtime,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   onModuleInit(): void {
@@ -45,5 +48,7 @@ export class SessionsModule implements OnModuleInit {
     this.queue.register();
     // One pass at start: sessions left queued by a crash (or by lost timers) are looked at again.
     this.runtime.afterStart(() => this.queue.kick());
+    // Redis may lose the pass (restarted empty) or refuse one (down when it was asked for).
+    this.runtime.every(this.config.jobsRepairSec * 1000, () => this.queue.repair());
   }
 }
