@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
 import net, { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
@@ -264,4 +265,64 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
     });
     expect(bill.to).toBe(quietOffline.data.lastSeenAt);
   }, 90_000);
+});
+
+describe('Redis restarted empty while a webhook delivery waits to be retried', () => {
+  let port: number;
+  let redis: ChildProcess;
+  let t: TestApp;
+  let receiver: http.Server;
+  let healthy = false;
+  const attempts = new Map<string, number>();
+  const delivered = new Map<string, number>();
+
+  beforeAll(async () => {
+    receiver = http.createServer((req, res) => {
+      const id = String(req.headers['x-notification-id']);
+      req.resume();
+      req.on('end', () => {
+        attempts.set(id, (attempts.get(id) ?? 0) + 1);
+        if (healthy) delivered.set(id, (delivered.get(id) ?? 0) + 1);
+        res.statusCode = healthy ? 204 : 500;
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    port = await freePort();
+    redis = await startRedis(port);
+    t = await startApp({
+      JOBS_REPAIR_SEC: '1',
+      NOTIFY_WEBHOOK_URL: hook,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (redis) await kill(redis);
+    await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  it('still delivers it, once, when the receiver recovers', async () => {
+    const operator = await t.auth('op', ['operator'], ['cw']);
+    const post = (kubeletReady: boolean) =>
+      request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send(report('cw', [gpuNode('w-01', 1, 'L40S', { kubeletReady })]));
+    await post(true);
+    await post(false); // offline: one node_status_changed notification
+    const id = await eventually(async () => [...attempts.keys()][0] ?? null);
+    await eventually(async () => (attempts.get(id) ?? 0) >= 2); // failing, a retry waits
+
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await kill(redis);
+    redis = await startRedis(port); // empty: the waiting retry is gone
+    healthy = true;
+    await eventually(async () => (delivered.get(id) ?? 0) >= 1, 20_000);
+    errors.mockRestore();
+    await sleep(3000); // repairs keep running: none may deliver it again
+    expect(delivered.get(id)).toBe(1);
+    expect([...delivered.keys()]).toEqual([id]);
+  }, 60_000);
 });

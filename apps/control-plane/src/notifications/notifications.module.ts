@@ -5,6 +5,7 @@ import { Config } from '../config/config';
 import { nodeCodec } from '../nodes/node.events';
 import { JobQueues } from '../platform/observability/job-queues';
 import { EventTypes } from '../platform/runtime/event-types';
+import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { CONFIG, DELAYED_JOBS } from '../platform/runtime/tokens';
 import { Notification } from './notification';
@@ -16,12 +17,14 @@ import {
   deliverNotification,
   notifyWebhookReactor,
 } from './notify-webhook';
+import { webhookDeliveriesProjection, webhookDeliveryCodec } from './webhook-delivery';
+import { WebhookDeliveries } from './webhook-deliveries.service';
 
 /**
  * Admin notifications: a projection into the `notifications` read model, the list endpoint,
  * and, with NOTIFY_WEBHOOK_URL set, at-least-once webhook delivery through delayed jobs.
  */
-@Module({ controllers: [NotificationsController] })
+@Module({ controllers: [NotificationsController], providers: [WebhookDeliveries] })
 export class NotificationsModule implements OnModuleInit {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -29,22 +32,36 @@ export class NotificationsModule implements OnModuleInit {
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(EventTypes) private readonly eventTypes: EventTypes,
     @Inject(JobQueues) private readonly queues: JobQueues,
+    @Inject(WebhookDeliveries) private readonly deliveries: WebhookDeliveries,
+    @Inject(Runtime) private readonly runtime: Runtime,
   ) {}
 
   onModuleInit(): void {
     // Idempotent: the node and cluster features may register the same codecs.
     this.eventTypes.register(nodeCodec);
     this.eventTypes.register(clusterLivenessCodec);
+    this.eventTypes.register(webhookDeliveryCodec);
     this.registry.addProjection(notificationsProjection);
-    this.registry.addReactor(notifyWebhookReactor(this.jobs, this.config.notifyWebhookUrl));
+    this.registry.addProjection(webhookDeliveriesProjection);
+    this.registry.addReactor(
+      notifyWebhookReactor(this.jobs, this.config.notifyWebhookUrl, Date.now, (n, e) =>
+        this.deliveries.requested(n, e),
+      ),
+    );
     const url = this.config.notifyWebhookUrl;
     if (url) {
       this.jobs.register<Notification>(
         NOTIFY_WEBHOOK_QUEUE,
-        deliverNotification(url),
+        this.deliveries.handler(deliverNotification(url)),
         NOTIFY_WEBHOOK_QUEUE_OPTIONS,
       );
       this.queues.declare(NOTIFY_WEBHOOK_QUEUE);
+      // Redis may lose pending deliveries (restarted empty): hand back what is owed.
+      this.runtime.afterStart(async () => void (await this.deliveries.repair()));
+      this.runtime.every(
+        this.config.jobsRepairSec * 1000,
+        async () => void (await this.deliveries.repair()),
+      );
     }
   }
 }

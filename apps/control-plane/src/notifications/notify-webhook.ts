@@ -1,4 +1,5 @@
 import { Reactor } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, JobHandler, QueueOptions } from '../../../../libs/jobs/src/port';
 import { Notification, toNotification } from './notification';
 
@@ -31,12 +32,16 @@ export const notifyWebhookReactor = (
   jobs: DelayedJobs,
   webhookUrl: string | undefined,
   now: () => number = Date.now,
+  /** Records in the log that the delivery was asked for (before its job exists). */
+  requested: (notification: Notification, event: StoredEvent) => Promise<void> = async () =>
+    undefined,
 ): Reactor => ({
   name: 'notify-webhook',
   async react(event) {
     if (!webhookUrl) return;
     const notification = toNotification(event);
     if (notification) {
+      await requested(notification, event);
       await jobs.schedule(NOTIFY_WEBHOOK_QUEUE, notification.id, now(), notification);
     }
   },

@@ -1,0 +1,118 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { DelayedJobs, JobHandler, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
+import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { Notification, NOTIFICATION_FIELDS } from './notification';
+import { NOTIFICATIONS, NotificationDoc } from './notifications.projection';
+import { NOTIFY_WEBHOOK_QUEUE } from './notify-webhook';
+import {
+  WEBHOOK_DELIVERIES,
+  WebhookDeliveryDoc,
+  webhookDeliveryAggregate,
+  webhookDeliveryStreamId,
+} from './webhook-delivery';
+
+/** Owed deliveries handed back at once, at most. */
+const REPAIR_SLICE = 500;
+
+const systemContext = (commandId: string, correlationId: string, now: Date): CommandContext => ({
+  commandId,
+  correlationId,
+  causationId: commandId,
+  actor: SYSTEM_ACTOR,
+  now,
+});
+
+/**
+ * The webhook's deliveries as facts in the log (asked for, done), so none is lost with the
+ * queue: Redis restarted empty takes the pending jobs (a receiver failing, a retry waiting)
+ * with it, and `repair` hands every delivery asked for and not done back to the queue.
+ */
+@Injectable()
+export class WebhookDeliveries {
+  private readonly logger = new Logger('notify-webhook');
+
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+  ) {}
+
+  async requested(notification: Notification, event: StoredEvent): Promise<void> {
+    const commandId = uuidFrom('webhook-requested', notification.id);
+    await this.pipeline.handle(
+      webhookDeliveryAggregate,
+      webhookDeliveryStreamId(notification.id),
+      {
+        type: 'RequestWebhookDelivery',
+        data: { notificationId: notification.id, at: event.metadata.occurredAt },
+      },
+      systemContext(commandId, event.metadata.correlationId, new Date()),
+    );
+  }
+
+  /** The delivery job: POST, then record it done (a failure to record means one more POST). */
+  handler(post: JobHandler<Notification>): JobHandler<Notification> {
+    return async (notification, info) => {
+      await post(notification, info);
+      const now = new Date();
+      const commandId = uuidFrom('webhook-delivered', notification.id);
+      await this.pipeline.handle(
+        webhookDeliveryAggregate,
+        webhookDeliveryStreamId(notification.id),
+        {
+          type: 'RecordWebhookDelivered',
+          data: { notificationId: notification.id, at: now.toISOString() },
+        },
+        systemContext(commandId, commandId, now),
+      );
+    };
+  }
+
+  /** Every JOBS_REPAIR_SEC and at start: deliveries asked for, not done, with no job. */
+  async repair(): Promise<number> {
+    const owed: WebhookDeliveryDoc[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: WebhookDeliveryDoc[]; nextCursor: string | null } =
+        await this.readModels.find<WebhookDeliveryDoc & Doc>(
+          WEBHOOK_DELIVERIES,
+          { deliveredAt: null },
+          { limit: 1000, cursor },
+        );
+      owed.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    if (owed.length === 0) return 0;
+    const live = await this.jobs.liveJobIds(NOTIFY_WEBHOOK_QUEUE);
+    const lost = owed.filter((d) => !live.has(d.notificationId));
+    let handedBack = 0;
+    for (let i = 0; i < lost.length; i += REPAIR_SLICE) {
+      await Promise.all(
+        lost.slice(i, i + REPAIR_SLICE).map(async ({ notificationId }) => {
+          const doc = await this.readModels.get<NotificationDoc>(NOTIFICATIONS, notificationId);
+          if (!doc) return; // the notifications projection has not shown it yet
+          const notification = Object.fromEntries(
+            NOTIFICATION_FIELDS.map((f) => [f, doc[f]]),
+          ) as unknown as Notification;
+          if (
+            await scheduleUnlessBusy(
+              this.jobs,
+              NOTIFY_WEBHOOK_QUEUE,
+              notificationId,
+              Date.now(),
+              notification,
+            )
+          )
+            handedBack++;
+        }),
+      );
+    }
+    if (handedBack > 0)
+      this.logger.log(`handed ${handedBack} lost webhook delivery(ies) back to the queue`);
+    return handedBack;
+  }
+}
