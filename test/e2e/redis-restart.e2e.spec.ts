@@ -45,28 +45,48 @@ const kill = (child: ChildProcess): Promise<void> =>
     child.kill('SIGKILL');
   });
 
-describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
-  let port: number;
-  let redis: ChildProcess;
-  let t: TestApp;
-  let errors: jest.SpyInstance;
+/** A Redis of a describe's own (nothing on disk), which its tests kill and start again. */
+class OwnRedis {
+  private child: ChildProcess | null = null;
+  constructor(readonly port: number) {}
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    this.child = await startRedis(this.port);
+  }
+  async kill(): Promise<void> {
+    if (this.child) await kill(this.child);
+  }
+}
 
+/**
+ * The real app on a Redis of the describe's own, started before its tests (after the
+ * describe's earlier beforeAll hooks, so `env` may use what they set up) and stopped after.
+ */
+const onOwnRedis = (env: () => Record<string, string>) => {
+  const own = {} as { redis: OwnRedis; t: TestApp };
   beforeAll(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
-    t = await startApp({ NODE_STALE_SEC: '2', REDIS_URL: `redis://127.0.0.1:${port}` });
+    own.redis = new OwnRedis(await freePort());
+    await own.redis.start();
+    own.t = await startApp({ ...env(), REDIS_URL: own.redis.url });
   });
   afterAll(async () => {
-    errors?.mockRestore();
-    await t?.close();
-    if (redis) await kill(redis);
+    jest.restoreAllMocks();
+    await own.t?.close();
+    await own.redis?.kill();
   });
+  return own;
+};
+
+describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
+  const own = onOwnRedis(() => ({ NODE_STALE_SEC: '2' }));
 
   it('answers 503 and changes nothing while it is down, then loses no timeout and takes no reporting node offline', async () => {
-    const admin = await t.auth('root', ['admin']);
-    const operator = await t.auth('op', ['operator'], ['cr']);
+    const admin = await own.t.auth('root', ['admin']);
+    const operator = await own.t.auth('op', ['operator'], ['cr']);
     const post = (names: string[], labels: Record<string, string> = {}) =>
-      request(t.url)
+      request(own.t.url)
         .post('/v1/inventory/reports')
         .set(operator)
         .send(
@@ -78,18 +98,18 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
           ),
         );
     const log = async (): Promise<Array<{ streamId: string; type: string }>> =>
-      (await request(t.url).get('/v1/events?limit=1000').set(admin)).body.events;
+      (await request(own.t.url).get('/v1/events?limit=1000').set(admin)).body.events;
     const res = await post(['silent-01', 'chatty-01']);
     expect(res.status).toBe(200);
     const [silent, chatty] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
     const before = await log();
 
-    errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    await kill(redis);
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await own.redis.kill();
     const killedAt = Date.now();
-    expect((await request(t.url).get('/health/live')).status).toBe(200);
-    await eventually(async () => (await request(t.url).get('/health/ready')).status === 503);
-    const ready = await request(t.url).get('/health/ready');
+    expect((await request(own.t.url).get('/health/live')).status).toBe(200);
+    await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
+    const ready = await request(own.t.url).get('/health/ready');
     expect(ready.body.checks.delayedJobs.ok).toBe(false);
     // A report that would change a label: refused as unavailable, appending nothing.
     const during = await post(['chatty-01'], { rack: 'r2' });
@@ -100,7 +120,7 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
       details: { dependency: 'heartbeat store (Redis)' },
     });
     // A command with an Idempotency-Key needs the key store (Redis too): the same answer.
-    const cordon = await request(t.url)
+    const cordon = await request(own.t.url)
       .post(`/v1/nodes/${chatty}/cordon`)
       .set(admin)
       .set('Idempotency-Key', 'cordon-while-redis-is-down')
@@ -113,7 +133,7 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
     expect(await log()).toEqual(before);
     const downFor = Date.now() - killedAt;
 
-    redis = await startRedis(port);
+    await own.redis.start();
     const backAt = Date.now();
     // Every connection and worker failed on each reconnect attempt: logged once per failure kind.
     expect(errors.mock.calls.length).toBeLessThanOrEqual(12);
@@ -124,7 +144,7 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
     while (Date.now() - backAt < 15_000 && !silentOfflineAfter) {
       const r = await post(['chatty-01']);
       if (r.status !== 200) expect(r.status).toBe(503); // only while reconnecting
-      const node = (await request(t.url).get(`/v1/nodes/${silent}`).set(admin)).body;
+      const node = (await request(own.t.url).get(`/v1/nodes/${silent}`).set(admin)).body;
       if (node.status === 'offline') {
         expect(node.offlineReason).toBe('heartbeat_timeout');
         silentOfflineAfter = Date.now() - backAt;
@@ -133,12 +153,14 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
     }
     // Its timeout was lost with Redis: re-armed from state, it still fired.
     expect(silentOfflineAfter).toBeGreaterThan(0);
-    expect((await request(t.url).get(`/v1/nodes/${chatty}`).set(admin)).body.status).toBe('ready');
+    expect((await request(own.t.url).get(`/v1/nodes/${chatty}`).set(admin)).body.status).toBe(
+      'ready',
+    );
     const offline: Array<{ streamId: string }> = (
-      await request(t.url).get('/v1/events?limit=1000&type=NodeWentOffline').set(admin)
+      await request(own.t.url).get('/v1/events?limit=1000&type=NodeWentOffline').set(admin)
     ).body.events;
     expect(offline.map((e) => e.streamId)).toEqual([`node-${silent}`]);
-    await eventually(async () => (await request(t.url).get('/health/ready')).status === 200);
+    await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 200);
     console.log(
       `down ${downFor} ms; silent node offline ${silentOfflineAfter} ms after Redis returned`,
     );
@@ -146,45 +168,30 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
 });
 
 describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessions run', () => {
-  let port: number;
-  let redis: ChildProcess;
-  let t: TestApp;
-  let errors: jest.SpyInstance;
-
-  beforeAll(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
-    t = await startApp({
-      NODE_STALE_SEC: '2',
-      JOBS_REPAIR_SEC: '1',
-      REDIS_URL: `redis://127.0.0.1:${port}`,
-    });
-  });
-  afterAll(async () => {
-    errors?.mockRestore();
-    await t?.close();
-    if (redis) await kill(redis);
-  });
+  const own = onOwnRedis(() => ({ NODE_STALE_SEC: '2', JOBS_REPAIR_SEC: '1' }));
 
   it('bills a node silent before the outage to its last report, keeps a reporting node online, and answers 503 only for what it did not do', async () => {
-    const admin = await t.auth('root', ['admin']);
-    const operator = await t.auth('op', ['operator'], ['co']);
-    const user = await t.auth('u-out', ['user']);
+    const admin = await own.t.auth('root', ['admin']);
+    const operator = await own.t.auth('op', ['operator'], ['co']);
+    const user = await own.t.auth('u-out', ['user']);
     const post = (nodes: ReturnType<typeof gpuNode>[]) =>
-      request(t.url).post('/v1/inventory/reports').set(operator).send(report('co', nodes));
+      request(own.t.url).post('/v1/inventory/reports').set(operator).send(report('co', nodes));
     const busyNode = gpuNode('busy-01', 2, 'L40S');
     const quietNode = gpuNode('quiet-01', 1, 'HPC_GPU');
     const res = await post([busyNode, quietNode]);
     const [busy, quiet] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
     const create = (gpuModel: string) =>
-      request(t.url).post('/v1/sessions').set(user).send({ kind: 'gpu', gpuModel, gpuCount: 1 });
+      request(own.t.url)
+        .post('/v1/sessions')
+        .set(user)
+        .send({ kind: 'gpu', gpuModel, gpuCount: 1 });
     const onBusy = (await create('L40S')).body;
     const onQuiet = (await create('HPC_GPU')).body;
     expect([onBusy.nodeId, onQuiet.nodeId]).toEqual([busy, quiet]);
     const events = async (
       type: string,
     ): Promise<Array<{ streamId: string; data: Record<string, string> }>> =>
-      (await request(t.url).get(`/v1/events?limit=1000&type=${type}`).set(admin)).body.events;
+      (await request(own.t.url).get(`/v1/events?limit=1000&type=${type}`).set(admin)).body.events;
 
     // quiet-01 reports for the last time now; busy-01 keeps reporting every 250 ms, outage or
     // not, without waiting for answers (those sent while Redis is down wait in its client).
@@ -205,18 +212,18 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
       }
     })();
 
-    errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     await sleep(500);
-    await kill(redis);
-    await eventually(async () => (await request(t.url).get('/health/ready')).status === 503);
+    await own.redis.kill();
+    await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
     // Commands while it is down: a 503 must mean nothing was done.
     const created = await create('L40S');
-    const cordoned = await request(t.url)
+    const cordoned = await request(own.t.url)
       .post(`/v1/nodes/${quiet}/cordon`)
       .set(admin)
       .send({ reason: 'outage' });
     await sleep(2500); // longer than NODE_STALE_SEC
-    redis = await startRedis(port);
+    await own.redis.start();
 
     const quietOffline = await eventually(async () => {
       const found = (await events('NodeWentOffline')).find((e) => e.streamId === `node-${quiet}`);
@@ -232,7 +239,7 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
     expect(
       (await events('NodeWentOffline')).filter((e) => e.streamId === `node-${busy}`),
     ).toHaveLength(0);
-    const busySession = (await request(t.url).get(`/v1/sessions/${onBusy.sessionId}`).set(user))
+    const busySession = (await request(own.t.url).get(`/v1/sessions/${onBusy.sessionId}`).set(user))
       .body;
     expect(busySession.status).toBe('running');
     // Each answer given while Redis was down says what was done.
@@ -247,7 +254,7 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
     if (created.status === 201) {
       const placed = await eventually(async () => {
         await post([busyNode]);
-        const s = (await request(t.url).get(`/v1/sessions/${created.body.sessionId}`).set(user))
+        const s = (await request(own.t.url).get(`/v1/sessions/${created.body.sessionId}`).set(user))
           .body;
         return s.status === 'running' ? s : null;
       }, 10_000);
@@ -259,7 +266,7 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
     expect(lastSeenAt).toBeLessThanOrEqual(quietLastAnswered);
     const bill = await eventually(async () => {
       const page = (
-        await request(t.url).get(`/v1/billing/records?sessionId=${onQuiet.sessionId}`).set(user)
+        await request(own.t.url).get(`/v1/billing/records?sessionId=${onQuiet.sessionId}`).set(user)
       ).body;
       return page.items.length === 1 ? page.items[0] : null;
     });
@@ -268,10 +275,8 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
 });
 
 describe('Redis restarted empty while a webhook delivery waits to be retried', () => {
-  let port: number;
-  let redis: ChildProcess;
-  let t: TestApp;
   let receiver: http.Server;
+  let hook = '';
   let healthy = false;
   const attempts = new Map<string, number>();
   const delivered = new Map<string, number>();
@@ -288,25 +293,15 @@ describe('Redis restarted empty while a webhook delivery waits to be retried', (
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
-    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    port = await freePort();
-    redis = await startRedis(port);
-    t = await startApp({
-      JOBS_REPAIR_SEC: '1',
-      NOTIFY_WEBHOOK_URL: hook,
-      REDIS_URL: `redis://127.0.0.1:${port}`,
-    });
+    hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   });
-  afterAll(async () => {
-    await t?.close();
-    if (redis) await kill(redis);
-    await new Promise((resolve) => receiver.close(resolve));
-  });
+  afterAll(async () => new Promise((resolve) => receiver.close(resolve)));
+  const own = onOwnRedis(() => ({ JOBS_REPAIR_SEC: '1', NOTIFY_WEBHOOK_URL: hook }));
 
   it('still delivers it, once, when the receiver recovers', async () => {
-    const operator = await t.auth('op', ['operator'], ['cw']);
+    const operator = await own.t.auth('op', ['operator'], ['cw']);
     const post = (kubeletReady: boolean) =>
-      request(t.url)
+      request(own.t.url)
         .post('/v1/inventory/reports')
         .set(operator)
         .send(report('cw', [gpuNode('w-01', 1, 'L40S', { kubeletReady })]));
@@ -316,8 +311,8 @@ describe('Redis restarted empty while a webhook delivery waits to be retried', (
     await eventually(async () => (attempts.get(id) ?? 0) >= 2); // failing, a retry waits
 
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    await kill(redis);
-    redis = await startRedis(port); // empty: the waiting retry is gone
+    await own.redis.kill();
+    await own.redis.start(); // empty: the waiting retry is gone
     healthy = true;
     await eventually(async () => (delivered.get(id) ?? 0) >= 1, 20_000);
     errors.mockRestore();
