@@ -321,3 +321,52 @@ describe('Redis restarted empty while a webhook delivery waits to be retried', (
     expect([...delivered.keys()]).toEqual([id]);
   }, 60_000);
 });
+
+describe('a drain asked for while Redis is down', () => {
+  const own = onOwnRedis(() => ({ JOBS_REPAIR_SEC: '1' }));
+
+  it('is accepted at once and carried out once Redis is back', async () => {
+    const admin = await own.t.auth('root', ['admin']);
+    const operator = await own.t.auth('op', ['operator'], ['cd']);
+    const user = await own.t.auth('u-drain', ['user']);
+    const nodes = [gpuNode('d-01', 1, 'MIG_1g'), gpuNode('d-02', 1, 'MIG_1g')];
+    const post = () =>
+      request(own.t.url).post('/v1/inventory/reports').set(operator).send(report('cd', nodes));
+    const res = await post();
+    const [from, to] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const session = (
+      await request(own.t.url)
+        .post('/v1/sessions')
+        .set(user)
+        .send({ kind: 'gpu', gpuModel: 'MIG_1g', gpuCount: 1 })
+    ).body;
+    const source = session.nodeId as string;
+    const target = source === from ? to : from;
+    const log = async (): Promise<number> =>
+      (await request(own.t.url).get('/v1/events?limit=1000').set(admin)).body.events.length;
+
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await own.redis.kill();
+    await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
+    const before = await log();
+    const askedAt = Date.now();
+    const drain = await request(own.t.url)
+      .post(`/v1/nodes/${source}/drain`)
+      .set(admin)
+      .send({ mode: 'relocate' });
+    // Recorded, so accepted (not 503), and answered without waiting for Redis (it hung).
+    expect(drain.status).toBe(202);
+    expect(Date.now() - askedAt).toBeLessThan(5000);
+    expect(await log()).toBeGreaterThan(before);
+    await own.redis.start();
+    const done = await eventually(async () => {
+      await post(); // the nodes keep reporting
+      const d = (await request(own.t.url).get(`/v1/drains/${drain.body.drainId}`).set(admin)).body;
+      return d.status === 'completed' ? d : null;
+    }, 20_000);
+    expect(done.relocated).toEqual([session.sessionId]);
+    const moved = (await request(own.t.url).get(`/v1/sessions/${session.sessionId}`).set(user))
+      .body;
+    expect(moved).toMatchObject({ status: 'running', nodeId: target });
+  }, 60_000);
+});

@@ -94,3 +94,38 @@ export async function scheduleUnlessBusy<P>(
     throw error;
   }
 }
+
+/**
+ * Arms the job of a command already recorded in the log, waiting for the queue at most
+ * `waitMs`. With Redis out of reach BullMQ's client holds a command until Redis is back, so a
+ * request that waited for it would hang for the whole outage; and a recorded command must not
+ * answer 503 (which says nothing was done). The arming lands when Redis returns, and the
+ * owner's periodic repair re-arms work whose job is gone, so the caller may answer now.
+ * Resolves true when armed in time; a late or failed arming is reported to `onMiss`.
+ */
+export async function armWithin(
+  arming: Promise<unknown>,
+  waitMs: number,
+  onMiss: (error: unknown) => void,
+): Promise<boolean> {
+  const outcome = arming.then(
+    () => true as const,
+    (error: unknown) => {
+      onMiss(error);
+      return false as const;
+    },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), waitMs);
+    timer.unref?.();
+  });
+  try {
+    const first = await Promise.race([outcome, late]);
+    if (first !== 'late') return first;
+    onMiss(new Error(`the job queue did not answer within ${waitMs} ms`));
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { armWithin } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { DrainMode, nodeStreamId } from '../nodes/node.events';
@@ -8,8 +9,12 @@ import { sessionStreamId } from '../sessions/session.events';
 import { DrainSaga } from './drain.saga';
 import { drainAggregate, drainStreamId } from './drain.workflow';
 
+/** How long a request waits for the job queue to arm recorded work (Redis may be down). */
+const ARM_WAIT_MS = 2000;
+
 @Injectable()
 export class DrainsService {
+  private readonly logger = new Logger('drains');
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
@@ -51,7 +56,11 @@ export class DrainsService {
       { type: 'StartDrain', data: { drainId, nodeId, mode, correlationId: ctx.correlationId, at } },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'start-drain') },
     );
-    await this.saga.schedule(drainId);
+    // Recorded: with Redis out of reach the drain starts once it is back (the saga's repair
+    // re-arms a running drain without a job), and the request does not wait for it.
+    await armWithin(this.saga.schedule(drainId), ARM_WAIT_MS, (error) =>
+      this.logger.warn(`drain ${drainId}: first step not armed yet (${String(error)})`),
+    );
     await this.runner.settle(started.position, ['projection:drains', 'projection:nodes']);
     return drainId;
   }

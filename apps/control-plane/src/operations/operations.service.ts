@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { armWithin } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
@@ -39,8 +40,12 @@ export type OperationView = {
   endedAt: string | null;
 };
 
+/** How long a request waits for the job queue to arm recorded work (Redis may be down). */
+const ARM_WAIT_MS = 2000;
+
 @Injectable()
 export class OperationsService {
+  private readonly logger = new Logger('operations');
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
@@ -181,7 +186,13 @@ export class OperationsService {
       },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'request') },
     );
-    await this.saga.arm({ operationId, deadlineAt: deadlineAt.toISOString() });
+    // Recorded: with Redis out of reach the operation starts once it is back (the saga's
+    // repair re-arms an unfinished operation without a job); the request does not wait.
+    await armWithin(
+      this.saga.arm({ operationId, deadlineAt: deadlineAt.toISOString() }),
+      ARM_WAIT_MS,
+      (error) => this.logger.warn(`operation ${operationId}: not armed yet (${String(error)})`),
+    );
     await this.runner.settle(requested.position, [OPERATIONS_PROJECTION, 'projection:node-pools']);
     return { operationId };
   }
