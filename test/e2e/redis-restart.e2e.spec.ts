@@ -370,3 +370,46 @@ describe('a drain asked for while Redis is down', () => {
     expect(moved).toMatchObject({ status: 'running', nodeId: target });
   }, 60_000);
 });
+
+describe('a pool operation asked for while Redis is down', () => {
+  const own = onOwnRedis(() => ({ JOBS_REPAIR_SEC: '1', OPERATION_DEADLINE_SEC: '60' }));
+
+  it('is accepted at once and carried out once Redis is back', async () => {
+    const admin = await own.t.auth('root', ['admin']);
+    const cluster = (
+      await request(own.t.url).post('/v1/clusters').set(admin).send({
+        name: 'outage',
+        k8sVersion: '1.30.4',
+        podCidr: '10.244.0.0/16',
+        serviceCidr: '10.96.0.0/12',
+      })
+    ).body.clusterId as string;
+    const pool = (
+      await request(own.t.url)
+        .post(`/v1/clusters/${cluster}/node-pools`)
+        .set(admin)
+        .send({ name: 'work', kind: 'cpu' })
+    ).body.poolId as string;
+
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await own.redis.kill();
+    await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
+    const askedAt = Date.now();
+    const scale = await request(own.t.url)
+      .post(`/v1/node-pools/${pool}/scale`)
+      .set(admin)
+      .send({ desiredSize: 1 });
+    expect(scale.status).toBe(202);
+    expect(Date.now() - askedAt).toBeLessThan(5000);
+    await own.redis.start();
+    const op = await eventually(async () => {
+      const o = (
+        await request(own.t.url).get(`/v1/operations/${scale.body.operationId}`).set(admin)
+      ).body;
+      return ['succeeded', 'failed', 'timeout'].includes(o.status) ? o : null;
+    }, 30_000);
+    expect(op.status).toBe('succeeded');
+    const nodes = (await request(own.t.url).get(`/v1/nodes?poolId=${pool}`).set(admin)).body;
+    expect(nodes.items).toHaveLength(1);
+  }, 60_000);
+});
