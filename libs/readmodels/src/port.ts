@@ -77,3 +77,20 @@ export interface ReadModelStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Every document matching `filter`, read page by page (at most MAX_LIMIT a page). */
+export async function findAll<T extends Doc>(
+  store: ReadModelStore,
+  collection: string,
+  filter: Filter,
+  sort?: Sort,
+): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Page<T> = await store.find<T>(collection, filter, { sort, limit: 1000, cursor });
+    out.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return out;
+}

@@ -3,7 +3,7 @@ import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterLivenessAggregate, isMassFailure } from '../clusters/cluster-liveness.decider';
 import { clusterLivenessCodec, clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
@@ -375,17 +375,8 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  private async onlineNodes(filter: Record<string, unknown>): Promise<NodeDoc[]> {
-    const out: NodeDoc[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
-        NodeDoc & Doc
-      >(NODES, { ...filter, online: true }, { limit: 1000, cursor });
-      out.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return out;
+  private onlineNodes(filter: Record<string, unknown>): Promise<NodeDoc[]> {
+    return findAll<NodeDoc & Doc>(this.readModels, NODES, { ...filter, online: true });
   }
 
   private reconcilePeriod(): number {

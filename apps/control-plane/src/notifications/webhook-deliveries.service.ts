@@ -3,7 +3,7 @@ import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, JobHandler, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { Notification, NOTIFICATION_FIELDS } from './notification';
 import { NOTIFICATIONS, NotificationDoc } from './notifications.projection';
@@ -74,18 +74,9 @@ export class WebhookDeliveries {
 
   /** Every JOBS_REPAIR_SEC and at start: deliveries asked for, not done, with no job. */
   async repair(): Promise<number> {
-    const owed: WebhookDeliveryDoc[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { items: WebhookDeliveryDoc[]; nextCursor: string | null } =
-        await this.readModels.find<WebhookDeliveryDoc & Doc>(
-          WEBHOOK_DELIVERIES,
-          { deliveredAt: null },
-          { limit: 1000, cursor },
-        );
-      owed.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
+    const owed = await findAll<WebhookDeliveryDoc & Doc>(this.readModels, WEBHOOK_DELIVERIES, {
+      deliveredAt: null,
+    });
     if (owed.length === 0) return 0;
     const live = await this.jobs.liveJobIds(NOTIFY_WEBHOOK_QUEUE);
     const lost = owed.filter((d) => !live.has(d.notificationId));

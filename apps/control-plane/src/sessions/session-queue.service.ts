@@ -3,7 +3,7 @@ import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
 import { NODES_PROJECTION } from '../nodes/nodes.commands';
 import { poolCodec } from '../pools/pool.events';
@@ -237,20 +237,12 @@ export class SessionQueueService {
     this.logger.log(`session ${sessionId} ended: its pool was deleted`);
   }
 
-  private async queued(): Promise<SessionDoc[]> {
-    const out: SessionDoc[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { items: SessionDoc[]; nextCursor: string | null } = await this.readModels.find<
-        SessionDoc & Doc
-      >(
-        SESSIONS,
-        { status: 'queued' },
-        { sort: { queueRank: 1, queuedAt: 1 }, limit: 1000, cursor },
-      );
-      out.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return out;
+  private queued(): Promise<SessionDoc[]> {
+    return findAll<SessionDoc & Doc>(
+      this.readModels,
+      SESSIONS,
+      { status: 'queued' },
+      { queueRank: 1, queuedAt: 1 },
+    );
   }
 }
