@@ -23,6 +23,42 @@ export type CommandContext = {
   readonly now: Date;
 };
 
+/** What a system command needs of the stored event that caused it. */
+export type Cause = {
+  readonly eventId: string;
+  readonly metadata: { readonly correlationId: string };
+};
+
+export type SystemContextOptions = {
+  /** The event this command reacts to: its correlation is joined and it is the cause. */
+  readonly cause?: Cause;
+  /** Without a cause: the chain this command belongs to (default: its own id). */
+  readonly correlationId?: string;
+  /** Without a cause: what caused it (default: its own id). */
+  readonly causationId?: string;
+  /** The command's time (default: now). */
+  readonly now?: Date;
+};
+
+/**
+ * The context of a command the system issues itself (a saga step, a timer, a reactor): the
+ * system actor, and its correlation and causation taken from the event that caused it when
+ * there is one, else as given, else the command's own id (a chain of its own).
+ */
+export const systemContext = (
+  commandId: string,
+  options: SystemContextOptions = {},
+): CommandContext => {
+  const { cause, now = new Date() } = options;
+  return {
+    commandId,
+    correlationId: cause?.metadata.correlationId ?? options.correlationId ?? commandId,
+    causationId: cause?.eventId ?? options.causationId ?? commandId,
+    actor: SYSTEM_ACTOR,
+    now,
+  };
+};
+
 export type EventMetadata = {
   readonly correlationId: string;
   readonly causationId: string;

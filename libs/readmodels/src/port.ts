@@ -78,7 +78,25 @@ export interface ReadModelStore {
   close(): Promise<void>;
 }
 
-/** Every document matching `filter`, read page by page (at most MAX_LIMIT a page). */
+/**
+ * The documents matching `filter`, a page (at most 1,000) at a time: for work done as the
+ * pages come, without holding them all.
+ */
+export async function* pagesOf<T extends Doc>(
+  store: ReadModelStore,
+  collection: string,
+  filter: Filter,
+  sort?: Sort,
+): AsyncGenerator<T[], void, undefined> {
+  let cursor: string | null = null;
+  do {
+    const page: Page<T> = await store.find<T>(collection, filter, { sort, limit: 1000, cursor });
+    if (page.items.length > 0) yield page.items;
+    cursor = page.nextCursor;
+  } while (cursor);
+}
+
+/** Every document matching `filter`, read page by page. */
 export async function findAll<T extends Doc>(
   store: ReadModelStore,
   collection: string,
@@ -86,11 +104,6 @@ export async function findAll<T extends Doc>(
   sort?: Sort,
 ): Promise<T[]> {
   const out: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: Page<T> = await store.find<T>(collection, filter, { sort, limit: 1000, cursor });
-    out.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor);
+  for await (const items of pagesOf<T>(store, collection, filter, sort)) out.push(...items);
   return out;
 }

@@ -1,6 +1,6 @@
-import { EmbeddedReadModelStore, findAll } from '../src';
+import { EmbeddedReadModelStore, findAll, pagesOf } from '../src';
 
-describe('findAll', () => {
+describe('findAll and pagesOf', () => {
   it('reads every matching document across pages, in the order asked', async () => {
     const store = new EmbeddedReadModelStore();
     const docs = Array.from({ length: 2500 }, (_, i) => ({
@@ -22,5 +22,29 @@ describe('findAll', () => {
         .sort((a, b) => a - b),
     );
     expect(await findAll(store, 'c', { kind: 'none' })).toEqual([]);
+  });
+
+  it('hands the pages over one at a time, each at most 1,000 documents, none empty', async () => {
+    const store = new EmbeddedReadModelStore();
+    await store.commit(
+      'p',
+      Array.from({ length: 2001 }, (_, i) => ({
+        op: 'upsert' as const,
+        collection: 'c',
+        doc: { _id: `d${String(i).padStart(4, '0')}` },
+      })),
+      1,
+    );
+    const sizes: number[] = [];
+    const seen = new Set<string>();
+    for await (const page of pagesOf(store, 'c', {})) {
+      sizes.push(page.length);
+      for (const d of page) seen.add(d._id);
+    }
+    expect(sizes).toEqual([1000, 1000, 1]);
+    expect(seen.size).toBe(2001);
+    const none: number[] = [];
+    for await (const page of pagesOf(store, 'c', { _id: 'missing' })) none.push(page.length);
+    expect(none).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { EventStore } from '../../../../libs/eventstore/src/port';
-import { Filter, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Filter, ReadModelStore, findAll, pagesOf } from '../../../../libs/readmodels/src/port';
 import { SessionEvent, sessionCodec, sessionStreamId } from '../sessions/session.events';
 import { BillingLine, BillingRecord, recordView, segmentsOf } from './billing-line';
 import { BILLING_RECORDS, BillingRecordDoc } from './billing.projection';
@@ -108,19 +108,8 @@ export const recordsMatching = async (
   readModels: ReadModelStore,
   filter: Filter,
 ): Promise<BillingRecord[]> => {
-  const out: BillingRecord[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { items: BillingRecordDoc[]; nextCursor: string | null } =
-      await readModels.find<BillingRecordDoc>(BILLING_RECORDS, filter, {
-        sort: { from: 1 },
-        limit: PAGE,
-        cursor,
-      });
-    out.push(...page.items.map(recordView));
-    cursor = page.nextCursor;
-  } while (cursor);
-  return out;
+  const docs = await findAll<BillingRecordDoc>(readModels, BILLING_RECORDS, filter, { from: 1 });
+  return docs.map(recordView);
 };
 
 /** Verifies one session whose log has been read; the records are read here. */
@@ -181,13 +170,9 @@ export const auditBilling = async (
   }
   const known = new Set(ids);
   const orphans: BillingRecord[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: { items: BillingRecordDoc[]; nextCursor: string | null } =
-      await readModels.find<BillingRecordDoc>(BILLING_RECORDS, {}, { limit: PAGE, cursor });
-    for (const doc of page.items) if (!known.has(doc.sessionId)) orphans.push(recordView(doc));
-    cursor = page.nextCursor;
-  } while (cursor);
+  for await (const page of pagesOf<BillingRecordDoc>(readModels, BILLING_RECORDS, {})) {
+    for (const doc of page) if (!known.has(doc.sessionId)) orphans.push(recordView(doc));
+  }
   return {
     sessions,
     behind,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { CommandContext, SYSTEM_ACTOR, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext, notFound, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterStreamId } from './cluster-liveness.events';
 import { nodeCodec } from '../nodes/node.events';
@@ -123,13 +123,7 @@ export class ClustersService {
       clusterAggregate,
       clusterStreamId(clusterId),
       { type: 'AdoptCluster', data: { clusterId, seenNodeId: nodeId, at: registeredAt } },
-      {
-        commandId,
-        correlationId: stored.metadata.correlationId,
-        causationId: stored.eventId,
-        actor: SYSTEM_ACTOR,
-        now: new Date(registeredAt),
-      },
+      systemContext(commandId, { cause: stored, now: new Date(registeredAt) }),
     );
   }
 }

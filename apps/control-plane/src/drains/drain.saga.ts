@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
 import { nodeAggregate } from '../nodes/node.aggregate';
@@ -295,12 +295,6 @@ export class DrainSaga {
   }
 
   private context(commandId: string, cause?: StoredEvent): CommandContext {
-    return {
-      commandId,
-      correlationId: cause?.metadata.correlationId ?? commandId,
-      causationId: cause?.eventId ?? commandId,
-      actor: SYSTEM_ACTOR,
-      now: new Date(),
-    };
+    return systemContext(commandId, { cause });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { CommandContext, DomainError, Turns, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
@@ -190,13 +190,8 @@ export class InventoryService {
       claims.size <= MAX_CARDS_BY_UUID
         ? { clusterId, 'gpus.uuid': { $in: [...claims.keys()] } }
         : { clusterId };
-    let cursor: string | null = null;
-    do {
-      const page: Page<NodeDoc & Doc> = await this.readModels.find<NodeDoc & Doc>(NODES, filter, {
-        limit: 1000,
-        cursor,
-      });
-      for (const holder of page.items) {
+    for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, filter)) {
+      for (const holder of page) {
         for (const card of holder.gpus) {
           const i = claims.get(card.uuid);
           if (i === undefined || refs[i].nodeId === holder.nodeId) continue;
@@ -210,7 +205,6 @@ export class InventoryService {
           );
         }
       }
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+    }
   }
 }

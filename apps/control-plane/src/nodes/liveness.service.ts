@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterLivenessAggregate, isMassFailure } from '../clusters/cluster-liveness.decider';
 import { clusterLivenessCodec, clusterStreamId } from '../clusters/cluster-liveness.events';
@@ -34,14 +34,6 @@ const FIRE_FETCHERS = 4;
 const RECONCILE_SLICE = 500;
 
 type Firing = { readonly nodeId: string; resolve(): void; reject(error: unknown): void };
-
-const systemContext = (commandId: string, causationId: string, now: Date): CommandContext => ({
-  commandId,
-  correlationId: causationId,
-  causationId,
-  actor: SYSTEM_ACTOR,
-  now,
-});
 
 /**
  * The offline-timeout saga. One delayed job per online node at lastSeenAt + nodeStaleSec;
@@ -299,7 +291,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
           at: new Date(now).toISOString(),
         },
       },
-      systemContext(commandId, commandId, new Date(now)),
+      systemContext(commandId, { now: new Date(now) }),
     );
   }
 
@@ -349,7 +341,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
             at: new Date(now).toISOString(),
           },
         },
-        systemContext(commandId, commandId, new Date(now)),
+        systemContext(commandId, { now: new Date(now) }),
       );
       this.logger.warn(
         `cluster ${clusterId}: ${stale.length} of ${online.length} online nodes stopped reporting together; holding them`,

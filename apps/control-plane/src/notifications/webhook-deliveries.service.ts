@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, JobHandler, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { Notification, NOTIFICATION_FIELDS } from './notification';
@@ -17,14 +17,6 @@ import {
 
 /** Owed deliveries handed back at once, at most. */
 const REPAIR_SLICE = 500;
-
-const systemContext = (commandId: string, correlationId: string, now: Date): CommandContext => ({
-  commandId,
-  correlationId,
-  causationId: commandId,
-  actor: SYSTEM_ACTOR,
-  now,
-});
 
 /**
  * The webhook's deliveries as facts in the log (asked for, done), so none is lost with the
@@ -50,7 +42,7 @@ export class WebhookDeliveries {
         type: 'RequestWebhookDelivery',
         data: { notificationId: notification.id, at: event.metadata.occurredAt },
       },
-      systemContext(commandId, event.metadata.correlationId, new Date()),
+      systemContext(commandId, { correlationId: event.metadata.correlationId }),
     );
   }
 
@@ -67,7 +59,7 @@ export class WebhookDeliveries {
           type: 'RecordWebhookDelivered',
           data: { notificationId: notification.id, at: now.toISOString() },
         },
-        systemContext(commandId, commandId, now),
+        systemContext(commandId, { now }),
       );
     };
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { CommandContext, DomainError, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
 import { READ_MODELS } from '../platform/runtime/tokens';
@@ -106,13 +106,6 @@ export class AutoscalerService implements OnModuleDestroy {
   }
 
   private context(): CommandContext {
-    const commandId = newId();
-    return {
-      commandId,
-      correlationId: commandId,
-      causationId: commandId,
-      actor: SYSTEM_ACTOR,
-      now: new Date(),
-    };
+    return systemContext(newId());
   }
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, DomainError, SYSTEM_ACTOR, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
@@ -586,12 +586,6 @@ export class OperationsSaga {
   }
 
   private context(commandId: string, correlationId: string): CommandContext {
-    return {
-      commandId,
-      correlationId,
-      causationId: commandId,
-      actor: SYSTEM_ACTOR,
-      now: new Date(),
-    };
+    return systemContext(commandId, { correlationId });
   }
 }

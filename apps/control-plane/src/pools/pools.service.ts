@@ -4,12 +4,12 @@ import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import {
   CommandContext,
   DomainError,
-  SYSTEM_ACTOR,
+  systemContext,
   Turns,
   notFound,
   uuidFrom,
 } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { nodeAggregate } from '../nodes/node.aggregate';
@@ -171,16 +171,7 @@ export class PoolsService {
 
   /** Every node of the pool on the Nodes screen (deleted nodes are gone from it). */
   async members(poolId: string): Promise<NodeDoc[]> {
-    const out: NodeDoc[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
-        NodeDoc & Doc
-      >(NODES, { poolId }, { sort: { hostname: 1 }, limit: 1000, cursor });
-      out.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return out;
+    return findAll<NodeDoc & Doc>(this.readModels, NODES, { poolId }, { hostname: 1 });
   }
 
   private async view(doc: PoolDoc): Promise<PoolView> {
@@ -325,12 +316,6 @@ export class PoolsService {
   }
 
   private context(stored: StoredEvent, commandId: string): CommandContext {
-    return {
-      commandId,
-      correlationId: stored.metadata.correlationId,
-      causationId: stored.eventId,
-      actor: SYSTEM_ACTOR,
-      now: new Date(),
-    };
+    return systemContext(commandId, { cause: stored });
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { CommandContext, SYSTEM_ACTOR, newId, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext, newId, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
 import { NodeReport } from '../nodes/node.decider';
@@ -21,13 +21,8 @@ import {
 
 const SIMULATED = 'simulated';
 
-const context = (commandId: string, correlationId = commandId): CommandContext => ({
-  commandId,
-  correlationId,
-  causationId: commandId,
-  actor: SYSTEM_ACTOR,
-  now: new Date(),
-});
+const context = (commandId: string, correlationId = commandId): CommandContext =>
+  systemContext(commandId, { correlationId });
 
 /**
  * The in-process provisioner (PROVISIONER_URL unset): the nodes it "creates" report exactly as

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore } from '../../../../libs/eventstore/src/port';
-import { Doc, Page, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
 import { nodeCodec } from '../nodes/node.events';
 import { NODES, NodeDoc, nodesProjection } from '../nodes/nodes.projection';
@@ -113,16 +113,9 @@ export class PlacementIndex {
   private async build(to: number): Promise<void> {
     this.byNode.clear();
     this.byKind.clear();
-    let cursor: string | null = null;
-    do {
-      const page: Page<NodeDoc & Doc> = await this.readModels.find<NodeDoc & Doc>(
-        NODES,
-        {},
-        { limit: PAGE, cursor, sort: {} },
-      );
-      for (const doc of page.items) this.put(fitOf(doc));
-      cursor = page.nextCursor;
-    } while (cursor);
+    for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, {}, {})) {
+      for (const doc of page) this.put(fitOf(doc));
+    }
     this.synced = to;
   }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../platform/runtime/tokens';
-import { CommandContext, SYSTEM_ACTOR } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeCodec, nodeStreamId } from '../nodes/node.events';
 import { PlacementService } from './placement.service';
@@ -11,13 +11,8 @@ import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
 
 /** The context of a command a reactor issues: caused by the event, correlated with its command. */
-export const reactionContext = (event: StoredEvent, step: string): CommandContext => ({
-  commandId: stepCommandId(event.eventId, step),
-  correlationId: event.metadata.correlationId,
-  causationId: event.eventId,
-  actor: SYSTEM_ACTOR,
-  now: new Date(),
-});
+export const reactionContext = (event: StoredEvent, step: string): CommandContext =>
+  systemContext(stepCommandId(event.eventId, step), { cause: event });
 
 /**
  * Makes the two streams of a placement agree, whatever crashed in between:

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, SYSTEM_ACTOR, newId } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
 import { NODES_PROJECTION } from '../nodes/nodes.commands';
@@ -184,13 +184,7 @@ export class SessionQueueService {
 
   private async pass(): Promise<number> {
     const queued = await this.queued();
-    const ctx: CommandContext = {
-      commandId: newId(),
-      correlationId: 'queue',
-      causationId: 'queue',
-      actor: SYSTEM_ACTOR,
-      now: new Date(),
-    };
+    const ctx = systemContext(newId(), { correlationId: 'queue', causationId: 'queue' });
     const misses = new QueueMisses();
     const poolGone = new Map<string, Promise<boolean>>();
     let waiting = 0;

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { CommandPipeline } from '../../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { SYSTEM_ACTOR, uuidFrom } from '../../../../../libs/kernel/src';
-import { Doc, Filter, ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { systemContext, uuidFrom } from '../../../../../libs/kernel/src';
+import { Doc, Filter, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
 import { Config } from '../../config/config';
 import { JobQueues } from '../../platform/observability/job-queues';
 import { Runtime } from '../../platform/runtime/runtime.service';
@@ -111,13 +111,11 @@ export class CordonSyncService implements OnModuleInit {
       nodeAggregate,
       nodeStreamId(job.nodeId),
       { type: 'FlagCordonSyncOverdue', data: { desired: job.desired, at: now.toISOString() } },
-      {
-        commandId,
+      systemContext(commandId, {
         correlationId: job.correlationId,
         causationId: job.causationId,
-        actor: SYSTEM_ACTOR,
         now,
-      },
+      }),
     );
   }
 
@@ -126,12 +124,8 @@ export class CordonSyncService implements OnModuleInit {
     let rearmed = 0;
     try {
       for (const filter of UNSYNCED) {
-        let cursor: string | null = null;
-        do {
-          const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
-            NodeDoc & Doc
-          >(NODES, filter, { limit: 1000, cursor });
-          for (const doc of page.items) {
+        for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, filter)) {
+          for (const doc of page) {
             if ((await this.jobs.scheduledAt(CORDON_SYNC_QUEUE, doc.nodeId)) !== null) continue;
             const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(doc.nodeId));
             if (state.status !== 'online' && state.status !== 'offline') continue;
@@ -146,8 +140,7 @@ export class CordonSyncService implements OnModuleInit {
             });
             rearmed++;
           }
-          cursor = page.nextCursor;
-        } while (cursor);
+        }
       }
       if (rearmed > 0) this.logger.log(`re-armed ${rearmed} cordon-sync deadline(s) from state`);
     } catch (error) {

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { CommandPipeline } from '../../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../../libs/eventstore/src/port';
-import { Doc, ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
 import { EVENT_STORE, READ_MODELS } from '../../platform/runtime/tokens';
 import { nodeAggregate } from '../node.aggregate';
 import { nodeCodec, nodeStreamId } from '../node.events';
@@ -128,12 +128,9 @@ export class NodeDirectivesService
     // two is delivered again by the next poll (directives are idempotent).
     const position = await this.readModels.checkpoint(NODES_PROJECTION_NAME);
     const items: NodeDirective[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: { items: NodeDoc[]; nextCursor: string | null } = await this.readModels.find<
-        NodeDoc & Doc
-      >(NODES, { clusterId }, { sort: { hostname: 1 }, limit: PAGE, cursor });
-      for (const d of page.items) {
+    const nodes = pagesOf<NodeDoc & Doc>(this.readModels, NODES, { clusterId }, { hostname: 1 });
+    for await (const page of nodes) {
+      for (const d of page) {
         this.identities.set(d.nodeId, { clusterId: d.clusterId, hostname: d.hostname });
         items.push({
           nodeId: d.nodeId,
@@ -141,8 +138,7 @@ export class NodeDirectivesService
           desired: { unschedulable: d.cordon.desired },
         });
       }
-      cursor = page.nextCursor;
-    } while (cursor);
+    }
     return { items, cursor: encodeCursor(position) };
   }
 
