@@ -110,6 +110,47 @@ describe.each([
     expect(await appendedBy(res, before)).toEqual([]);
   });
 
+  it('counts the query string as part of the request: the same key and body with ?x=1 is 409, nothing appended', async () => {
+    await create('k-query', cluster('query')).expect(201);
+    const before = await head();
+    const res = await request(t.url)
+      .post('/v1/clusters?x=1')
+      .set(admin)
+      .set('Idempotency-Key', 'k-query')
+      .send(cluster('query'));
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('idempotency_key_reused');
+    expect(await appendedBy(res, before)).toEqual([]);
+    // The request as first sent still replays.
+    await create('k-query', cluster('query')).expect(201);
+  });
+
+  it('with the key store down, answers 401 and 403 first and 503 to a caller it would serve, nothing appended', async () => {
+    const keys = t.app.get<IdempotencyStore>(IDEMPOTENCY_STORE);
+    const get = jest
+      .spyOn(keys, 'get')
+      .mockRejectedValue(new UnavailableError('idempotency store (Redis)', new Error('down')));
+    try {
+      const before = await head();
+      const anonymous = await request(t.url)
+        .post('/v1/clusters')
+        .set('Idempotency-Key', 'k-down')
+        .send(cluster('down'));
+      expect(anonymous.status).toBe(401);
+      const user = await create('k-down', cluster('down'), await t.auth('u', ['user']));
+      expect(user.status).toBe(403);
+      expect(user.body.error.code).toBe('forbidden');
+      const res = await create('k-down', cluster('down'));
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('unavailable');
+      expect(await appendedBy(res, before)).toEqual([]);
+      expect(await appendedBy(user, before)).toEqual([]);
+    } finally {
+      get.mockRestore();
+    }
+    await create('k-down', cluster('down')).expect(201);
+  });
+
   it('keeps keys apart per caller: the same key from another admin is a new command', async () => {
     const mine = await create('k-shared', cluster('shared'));
     const theirs = await create('k-shared', cluster('shared'), await t.auth('other', ['admin']));

@@ -353,6 +353,17 @@ describe('commands that take no body', () => {
         'force',
       ]);
       expect((await call().send([1])).status).toBe(400);
+      // Nor does it take a query parameter: it is named, not ignored.
+      const queried = await (
+        method === 'POST'
+          ? request(t.url).post(`${path}?x=1&__proto__=2`)
+          : request(t.url).delete(`${path}?x=1&__proto__=2`)
+      ).set(admin);
+      expect(queried.status).toBe(400);
+      expect(queried.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+        'x',
+        '__proto__',
+      ]);
       expect(await readLog(t)).toEqual(before);
       // Nothing by these ids exists: the command itself answers.
       expect((await call()).status).toBe(404);
@@ -361,6 +372,27 @@ describe('commands that take no body', () => {
       expect((await call().set('content-type', 'application/json')).status).toBe(404);
     },
   );
+
+  it('refuses a query parameter on a command with a body and on a read by id, nothing appended', async () => {
+    const before = await readLog(t);
+    const admin = await t.auth('a', ['admin']);
+    const create = await request(t.url)
+      .post('/v1/sessions?owner=bob')
+      .set(admin)
+      .send({ kind: 'cpu', cpu: 1, memoryGiB: 1 });
+    expect(create.status).toBe(400);
+    expect(create.body.error.details.fields).toEqual([
+      { field: 'owner', problems: ['this route takes no query parameters'] },
+    ]);
+    const read = await request(t.url).get(`/v1/nodes/${nodeId}?junk=2`).set(admin);
+    expect(read.status).toBe(400);
+    expect(read.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual(['junk']);
+    expect(await readLog(t)).toEqual(before);
+    // 401 and 403 still come first.
+    expect((await request(t.url).get(`/v1/nodes/${nodeId}?junk=2`)).status).toBe(401);
+    const user = await t.auth('u', ['user']);
+    expect((await request(t.url).get(`/v1/nodes/${nodeId}?junk=2`).set(user)).status).toBe(403);
+  });
 
   it('keeps 401 and 403 ahead of the body check', async () => {
     const path = `/v1/nodes/${nodeId}/uncordon`;

@@ -1,6 +1,9 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { validationFailed } from '../errors/error-envelope';
 import { hasRole, Role } from './caller';
 import { IS_PUBLIC_KEY, RequestWithCaller, ROLES_KEY } from './decorators';
 import { TokenService } from './token-service';
@@ -14,6 +17,9 @@ const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  /** Per handler: whether it reads a query DTO (which then refuses unknown parameters). */
+  private readonly takesQuery = new WeakMap<object, boolean>();
+
   // Explicit @Inject: tsx/esbuild emits no decorator metadata, so don't rely on parameter types.
   constructor(
     @Inject(TokenService) private readonly tokens: TokenService,
@@ -24,7 +30,7 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     const request = context
       .switchToHttp()
-      .getRequest<RequestWithCaller & { idempotencyRefusal?: DomainError }>();
+      .getRequest<RequestWithCaller & { idempotencyRefusal?: Error; query?: unknown }>();
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) {
       if (request.idempotencyRefusal) throw request.idempotencyRefusal;
       return true;
@@ -42,10 +48,34 @@ export class AuthGuard implements CanActivate {
       );
     }
     request.caller = caller;
-    // A malformed Idempotency-Key (found by the idempotency hooks) is refused only now, so
-    // that 401 and 403 keep precedence over it.
+    // A malformed Idempotency-Key, or a key store that is down (found by the idempotency
+    // hooks), is refused only now, so that 401 and 403 keep precedence over it.
     if (request.idempotencyRefusal) throw request.idempotencyRefusal;
+    this.refuseUnreadQuery(context, request.query);
     return true;
+  }
+
+  /**
+   * A route without a query DTO takes no query parameter: `POST /v1/sessions/{id}/pause?x=1`
+   * is 400 naming `x`, as an unknown parameter of a list route is, instead of running as if
+   * the parameter were not there (its sender meant something by it).
+   */
+  private refuseUnreadQuery(context: ExecutionContext, query: unknown): void {
+    if (!query || typeof query !== 'object') return;
+    const names = Object.keys(query);
+    if (names.length === 0) return;
+    const handler = context.getHandler();
+    let reads = this.takesQuery.get(handler);
+    if (reads === undefined) {
+      const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), handler.name) ??
+        {}) as Record<string, unknown>;
+      reads = Object.keys(args).some((k) => k.split(':')[0] === String(RouteParamtypes.QUERY));
+      this.takesQuery.set(handler, reads);
+    }
+    if (reads) return;
+    throw validationFailed(
+      names.map((field) => ({ field, problems: ['this route takes no query parameters'] })),
+    );
   }
 }
 

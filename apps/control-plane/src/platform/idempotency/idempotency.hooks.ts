@@ -30,6 +30,16 @@ export const canonical = (value: unknown): string => {
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
+ * What "the same request" means under one key: the body and, when there is one, the query
+ * string (`?x=1` is another request, refused as such). A request without a query hashes its
+ * body alone, as keys kept before the query counted did.
+ */
+const fingerprint = (body: unknown, query: unknown): string => {
+  const q = query && typeof query === 'object' && Object.keys(query).length > 0 ? query : null;
+  return sha256(q === null ? canonical(body) : `${canonical(body)}\n?${canonical(q)}`);
+};
+
+/**
  * Whose key this is: the subject and everything its token authorises. A stored response was
  * produced after the guard let exactly this authority through, so replaying it (or refusing
  * another body under it) needs no second authorisation; a token with other roles or clusters
@@ -67,8 +77,11 @@ type Pending = { readonly scope: string; readonly bodyHash: string; release(): v
 
 /** What the hooks leave on the request for the guard and the command context. */
 export type IdempotentRequest = PlatformRequest & {
-  /** A malformed key: the guard throws it once the caller is authorised (401/403 come first). */
-  idempotencyRefusal?: DomainError;
+  /**
+   * A malformed key (400) or a key store that is down (503): the guard throws it once the
+   * caller is authorised, so 401 and 403 come first.
+   */
+  idempotencyRefusal?: DomainError | UnavailableError;
   idempotency?: Pending;
 };
 
@@ -110,14 +123,24 @@ export const installIdempotency = (
       return;
     }
     const scope = scopeOf(caller, request.method, pathOf(request), key);
-    const bodyHash = sha256(canonical(request.body));
+    const bodyHash = fingerprint(request.body, request.query);
     for (;;) {
       const running = inFlight.get(scope);
       if (running) {
         await running;
         continue;
       }
-      const stored = await store.get(scope);
+      let stored: Awaited<ReturnType<IdempotencyStore['get']>>;
+      try {
+        stored = await store.get(scope);
+      } catch (error) {
+        // The store is down: the request cannot run under its key, but a caller the route
+        // refuses must still hear 401/403 first (and learn nothing of our stores); the guard
+        // throws this once the caller is authorised.
+        if (!(error instanceof UnavailableError)) throw error;
+        req.idempotencyRefusal = error;
+        return;
+      }
       if (stored) {
         if (stored.bodyHash !== bodyHash) {
           throw new DomainError(
