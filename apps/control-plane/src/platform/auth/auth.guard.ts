@@ -92,5 +92,14 @@ export function bearerToken(header: unknown): string {
       'unauthenticated',
     );
   }
-  return match[1];
+  const token = match[1];
+  // base64url has one spelling per byte string, but decoders forgive padding and the unused
+  // low bits of the last character, so `sig==` or a sibling last character verified as the
+  // token itself. Only the spelling issued is accepted: a deny-list, a log search or a rate
+  // limit keyed on the token's text cannot be sidestepped by respelling it.
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  if (Buffer.from(signature, 'base64url').toString('base64url') !== signature) {
+    throw new DomainError('unauthenticated', 'the token is not valid', 'unauthenticated');
+  }
+  return token;
 }

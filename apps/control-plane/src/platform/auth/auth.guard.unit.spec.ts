@@ -113,6 +113,34 @@ describe('AuthGuard', () => {
       expect(err.message).not.toContain(token);
     });
 
+    it('refuses a respelling of a valid token: padding or other unused bits of its signature (401)', async () => {
+      const token = await tokens.sign({ sub: 'someone', roles: ['operator'] });
+      const signature = token.slice(token.lastIndexOf('.') + 1);
+      const bits = Buffer.from(signature, 'base64url');
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      // Every last character that decodes to the same bytes, but the one issued.
+      const siblings = [...alphabet]
+        .map((c) => `${signature.slice(0, -1)}${c}`)
+        .filter((s) => s !== signature && Buffer.from(s, 'base64url').equals(bits));
+      expect(siblings.length).toBeGreaterThan(0);
+      const body = token.slice(0, token.lastIndexOf('.') + 1);
+      for (const respelt of [...siblings, `${signature}=`, `${signature}==`]) {
+        const err = await refusal(
+          contextFor(DummyController, proto.report, {
+            headers: { authorization: `Bearer ${body}${respelt}` },
+          }),
+        );
+        expect(err.kind).toBe('unauthenticated');
+      }
+      await expect(
+        guard.canActivate(
+          contextFor(DummyController, proto.report, {
+            headers: { authorization: `Bearer ${token}` },
+          }),
+        ),
+      ).resolves.toBe(true);
+    });
+
     it('refuses a caller without any of the route roles (403)', async () => {
       const request = await bearer(['user']);
       const err = await refusal(contextFor(DummyController, proto.report, request));
