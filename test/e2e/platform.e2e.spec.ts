@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import request from 'supertest';
@@ -435,5 +436,67 @@ describe('commands that take no body', () => {
     expect(res.status).toBe(415);
     expect(res.body.error.code).toBe('unsupported_media_type');
     expect(await readLog(t)).toEqual(before);
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startWithOneEvent();
+  });
+  afterAll(async () => t.close());
+
+  /** Sends bytes as they are (no client would fix them up) and reads the answer to the close. */
+  const raw = (text: string): Promise<{ status: number; body: unknown }> =>
+    new Promise((resolve, reject) => {
+      const { hostname, port } = new URL(t.url);
+      const socket = net.connect(Number(port), hostname, () => socket.write(text));
+      const chunks: Buffer[] = [];
+      socket.on('data', (c) => chunks.push(c));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const answer = Buffer.concat(chunks).toString();
+        const [head, ...rest] = answer.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), body: JSON.parse(rest.join('\r\n\r\n')) });
+      });
+    });
+  const post = (headers: string, body = '{"kind":"cpu","cpu":1}') =>
+    `POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}\r\n${body}`;
+
+  it.each([
+    ['a Content-Length that is not a number', post('Content-Length: ten\r\n')],
+    ['two Content-Lengths', post('Content-Length: 22\r\nContent-Length: 23\r\n')],
+    [
+      'Content-Length with Transfer-Encoding',
+      post('Content-Length: 22\r\nTransfer-Encoding: chunked\r\n'),
+    ],
+    ['an unknown method', 'FOO /v1/sessions HTTP/1.1\r\nHost: x\r\n\r\n'],
+    [
+      'a control character in a header',
+      'GET /v1/nodes HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\x01b\r\n\r\n',
+    ],
+    ['an HTTP version that is not 1.x', 'GET /v1/nodes HTTP/9.9\r\nHost: x\r\n\r\n'],
+  ])('answers %s with 400 validation_failed in the envelope, nothing appended', async (_, text) => {
+    const before = await readLog(t);
+    const res = await raw(text);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      error: { code: 'validation_failed', details: { fields: [{ field: 'request' }] } },
+    });
+    expect(await readLog(t)).toEqual(before);
+  });
+
+  it('answers headers over the size limit with 431 headers_too_large in the envelope', async () => {
+    const res = await raw(
+      `GET /v1/nodes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`,
+    );
+    expect(res.status).toBe(431);
+    expect(res.body).toMatchObject({ error: { code: 'headers_too_large' } });
+  });
+
+  it('answers an expectation other than 100-continue with 417 in the envelope', async () => {
+    const res = await raw('GET /v1/nodes HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n');
+    expect(res.status).toBe(417);
+    expect(res.body).toMatchObject({ error: { code: 'expectation_failed' } });
   });
 });

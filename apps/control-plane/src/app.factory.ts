@@ -7,6 +7,7 @@ import { Config } from './config/config';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './platform/errors/error.filter';
 import { frameworkErrors } from './platform/errors/framework-errors';
+import { clientErrors, refuseExpectation } from './platform/errors/client-errors';
 import { createValidationPipe } from './platform/http/validation.pipe';
 import { limitBodyDepth } from './platform/http/body-depth';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
@@ -53,6 +54,7 @@ export const createApp = async (
     // Room for the longest id the API accepts (stream ids up to 200 characters and a category).
     routerOptions: { maxParamLength: 256 },
     frameworkErrors,
+    clientErrorHandler: clientErrors,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, secret.secret),
@@ -66,6 +68,7 @@ export const createApp = async (
   );
   installObservability(app);
   const fastify = app.getHttpAdapter().getInstance();
+  fastify.server.on('checkExpectation', refuseExpectation);
   // JSON only: a text/plain body reached the DTOs as a string, and the 400 listed every
   // field as missing. Without a parser it is 415 unsupported_media_type, as any other type
   // (a form body included).
