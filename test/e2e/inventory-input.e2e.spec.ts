@@ -274,7 +274,14 @@ describe('inventory report input over HTTP', () => {
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({
         code: 'validation_failed',
-        message: expect.stringMatching(/JSON/),
+        details: {
+          fields: [
+            {
+              field: 'nodes.0.labels.__proto__',
+              problems: ['property __proto__ should not exist'],
+            },
+          ],
+        },
       });
       expect(await eventCount()).toBe(before);
     });

@@ -64,9 +64,12 @@ describe('the platform over HTTP', () => {
         .set(await t.auth('u', ['user']))
         .set('content-type', 'application/json')
         .send(`{"kind":"cpu","cpu":1,"memoryGiB":1,"${key}":1}`);
-      // `__proto__` in a JSON body is already refused by the parser, as malformed.
+      // `__proto__` is refused by the parser, the others by validation: each named.
       expect(body.status).toBe(400);
       expect(body.body.error.code).toBe('validation_failed');
+      expect(body.body.error.details.fields).toEqual([
+        { field: key, problems: [`property ${key} should not exist`] },
+      ]);
       expect(await readLog(t)).toEqual(before);
     },
   );
@@ -302,6 +305,23 @@ describe('bodies the server cannot read', () => {
       .send('{"kind": "gpu", ');
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details.fields).toEqual([
+      { field: 'body', problems: [expect.stringMatching(/^not valid JSON: /)] },
+    ]);
+    expect(await readLog(t)).toEqual(before);
+  });
+
+  it('names a __proto__ key nested in a body as the unknown field it is, nothing appended', async () => {
+    const before = await readLog(t);
+    const res = await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(await t.auth('a', ['admin']))
+      .set('content-type', 'application/json')
+      .send('{"clusterId":"c1","nodes":[{"hostname":"h","labels":{"__proto__":{"x":"1"}}}]}');
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.fields).toEqual([
+      { field: 'nodes.0.labels.__proto__', problems: ['property __proto__ should not exist'] },
+    ]);
     expect(await readLog(t)).toEqual(before);
   });
 

@@ -10,6 +10,7 @@ import { frameworkErrors } from './platform/errors/framework-errors';
 import { clientErrors, refuseExpectation } from './platform/errors/client-errors';
 import { createValidationPipe } from './platform/http/validation.pipe';
 import { limitBodyDepth } from './platform/http/body-depth';
+import { jsonBodyParser } from './platform/http/json-body';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
 import { installObservability } from './platform/observability/install';
 import { setupOpenApi } from './platform/openapi/openapi';
@@ -73,15 +74,10 @@ export const createApp = async (
   // field as missing. Without a parser it is 415 unsupported_media_type, as any other type
   // (a form body included).
   fastify.removeContentTypeParser('text/plain');
-  // An empty body labelled JSON is no body, as for a request without the label: clients that
-  // set `content-type: application/json` on every call got a 400 from a bodyless command
-  // (pause, terminate, uncordon, ...). Anything else goes to Fastify's own parser (its limits
-  // and its refusal of prototype poisoning).
-  const json = fastify.getDefaultJsonParser('error', 'error');
+  // An empty body labelled JSON is no body; a refused one names what is wrong (json-body.ts).
+  const json = jsonBodyParser(fastify.getDefaultJsonParser('error', 'error'));
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    body === '' ? done(null, undefined) : json(request, body as string, done),
-  );
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
   fastify.addHook('onRequest', async (request, reply) => {
     const given = request.headers[CORRELATION_HEADER];
     const correlationId =

@@ -1,0 +1,68 @@
+import { DomainError } from '../../../../../libs/kernel/src';
+import { validationFailed } from '../errors/error-envelope';
+
+type Done = (error: Error | null, body?: unknown) => void;
+
+/**
+ * The first key a prototype-poisoning parser refuses: `__proto__` anywhere, or `constructor`
+ * holding a `prototype`. Its path as validation names fields (`nodes.0.labels.__proto__`).
+ * Iterative: a body may nest deeper than the call stack.
+ */
+export const forbiddenKey = (value: unknown): string | null => {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    const entries = Object.entries(node as Record<string, unknown>);
+    for (const [key, inner] of entries) {
+      const here = path === '' ? key : `${path}.${key}`;
+      if (key === '__proto__') return here;
+      if (
+        key === 'constructor' &&
+        inner !== null &&
+        typeof inner === 'object' &&
+        Object.prototype.hasOwnProperty.call(inner, 'prototype')
+      ) {
+        return here;
+      }
+    }
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, inner] = entries[i];
+      stack.push([inner, path === '' ? key : `${path}.${key}`]);
+    }
+  }
+  return null;
+};
+
+/** Why a JSON body was refused, as a 400 naming what to fix. */
+export const bodyRefusal = (text: string): DomainError => {
+  let parsed: unknown;
+  try {
+    // Safe here: JSON.parse makes `__proto__` an own key, it sets no prototype.
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : 'not valid JSON';
+    return validationFailed([{ field: 'body', problems: [`not valid JSON: ${reason}`] }]);
+  }
+  const key = forbiddenKey(parsed);
+  if (key === null) {
+    return validationFailed([{ field: 'body', problems: ['not valid JSON'] }]);
+  }
+  const name = key.slice(key.lastIndexOf('.') + 1);
+  return validationFailed([{ field: key, problems: [`property ${name} should not exist`] }]);
+};
+
+/**
+ * The application/json parser: Fastify's (its limits and its refusal of prototype poisoning)
+ * for the work, ours for the answers. An empty body is no body (clients that label every
+ * request JSON, even bodyless commands). A refused body is 400 naming what is wrong: the
+ * parse error, or the poisoning key as an unknown field (Fastify's says "not valid JSON" for
+ * both, with no field).
+ */
+export const jsonBodyParser =
+  <Request>(parse: (request: Request, body: string, done: Done) => void) =>
+  (request: Request, body: string | Buffer, done: Done): void => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') return done(null, undefined);
+    parse(request, text, (error, value) => (error ? done(bodyRefusal(text)) : done(null, value)));
+  };
