@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ThrottledLog } from '../../../../../libs/kernel/src';
 import { SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
@@ -25,18 +26,33 @@ export type Readiness = {
   };
 };
 
-const withTimeout = async (work: () => Promise<void>, ms: number): Promise<Check> => {
+const logger = new Logger('health');
+/** A load balancer asks every few seconds: one line per failure and window is enough. */
+const failures = new ThrottledLog((message, error) =>
+  logger.warn(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+);
+
+/**
+ * `/health/ready` answers anyone: a failing store is named with a fixed word, never with its
+ * client's error text (which names hosts, options and versions); the text goes to the log.
+ */
+const withTimeout = async (name: string, work: () => Promise<void>, ms: number): Promise<Check> => {
   let timer: NodeJS.Timeout | undefined;
+  let late = false;
   try {
     await Promise.race([
       work(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+        timer = setTimeout(() => {
+          late = true;
+          reject(new Error(`no answer within ${ms} ms`));
+        }, ms);
       }),
     ]);
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    failures.log(name, `${name} failed its readiness ping`, error);
+    return { ok: false, error: late ? `no answer within ${ms} ms` : 'not answering' };
   } finally {
     clearTimeout(timer);
   }
@@ -56,9 +72,9 @@ export class Health {
 
   async readiness(): Promise<Readiness> {
     const [eventStore, readModels, delayedJobs, subscriptions] = await Promise.all([
-      withTimeout(() => this.events.ping(), PING_TIMEOUT_MS),
-      withTimeout(() => this.readModels.ping(), PING_TIMEOUT_MS),
-      withTimeout(() => this.jobs.ping(), PING_TIMEOUT_MS),
+      withTimeout('event store', () => this.events.ping(), PING_TIMEOUT_MS),
+      withTimeout('read models', () => this.readModels.ping(), PING_TIMEOUT_MS),
+      withTimeout('delayed jobs', () => this.jobs.ping(), PING_TIMEOUT_MS),
       this.subscriptions(),
     ]);
     const runtime: Check = this.runtime.ready
@@ -83,7 +99,8 @@ export class Health {
       ];
       return { ok: false, error: problems.join('; '), failing, lagging };
     } catch (error) {
-      return { ok: false, error: error instanceof Error ? error.message : String(error) };
+      failures.log('subscriptions', 'subscription status failed', error);
+      return { ok: false, error: 'status not available' };
     }
   }
 }
