@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import net, { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
+import { UnavailableError } from '../../../../../libs/kernel/src';
 import { HeartbeatStore, MemoryHeartbeatStore, RedisHeartbeatStore } from './heartbeat.store';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -93,27 +94,73 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     }
   });
 
-  it('says when Redis came back after being out of reach', async () => {
-    const port = await new Promise<number>((resolve) => {
+  const freePort = () =>
+    new Promise<number>((resolve) => {
       const server = net.createServer().listen(0, '127.0.0.1', () => {
         const { port: free } = server.address() as AddressInfo;
         server.close(() => resolve(free));
       });
     });
-    const start = (): ChildProcess =>
-      spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
-        stdio: 'ignore',
-      });
-    const up = async (store: RedisHeartbeatStore) => {
-      for (let i = 0; i < 200; i++) {
-        try {
-          return await store.ping();
-        } catch {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+  const redisOn = (port: number): ChildProcess =>
+    spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+  const up = async (store: RedisHeartbeatStore) => {
+    for (let i = 0; i < 200; i++) {
+      try {
+        return await store.ping();
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
       }
-      throw new Error('redis did not come up');
-    };
+    }
+    throw new Error('redis did not come up');
+  };
+  const kill = (redis: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      redis.once('exit', () => resolve());
+      redis.kill('SIGKILL');
+    });
+
+  it('answers at once while Redis is down, however long it has been, and resumes as it returns', async () => {
+    const port = await freePort();
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    let redis = redisOn(port);
+    const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-fast');
+    try {
+      await up(store);
+      await kill(redis);
+      // Long enough for ioredis's own reconnect delays to have grown to 2 s apart.
+      await new Promise((r) => setTimeout(r, 8_000));
+      // One after another, as a controller retrying would: each within the connect wait (1 s).
+      const took: number[] = [];
+      for (const call of [
+        () => store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]),
+        () => store.get(['a']),
+        () => store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]),
+        () => store.get(['a']),
+      ]) {
+        const started = Date.now();
+        await expect(call()).rejects.toBeInstanceOf(UnavailableError);
+        took.push(Date.now() - started);
+      }
+      expect(Math.max(...took)).toBeLessThan(1_300);
+      redis = redisOn(port);
+      const back = Date.now();
+      await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]).catch(() => up(store));
+      await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]);
+      expect(Date.now() - back).toBeLessThan(2_500);
+      // Nothing held from the outage was written late over it.
+      expect(await store.get(['a'])).toEqual([{ seenAt: 2, observedAt: null }]);
+    } finally {
+      errors.mockRestore();
+      await store.close();
+      redis.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('says when Redis came back after being out of reach', async () => {
+    const port = await freePort();
+    const start = () => redisOn(port);
     const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     let redis = start();
     const url = `redis://127.0.0.1:${port}`;
@@ -124,10 +171,7 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     try {
       await up(store);
       expect(store.restoredAt()).toBe(0); // reachable from the start: nothing was lost
-      await new Promise<void>((resolve) => {
-        redis.once('exit', () => resolve());
-        redis.kill('SIGKILL');
-      });
+      await kill(redis);
       await expect(store.get(['a'])).rejects.toThrow();
       const restartedAt = Date.now();
       redis = start();

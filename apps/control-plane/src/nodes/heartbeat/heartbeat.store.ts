@@ -1,5 +1,5 @@
-import Redis from 'ioredis';
-import { logConnectionErrors, unavailableAs } from '../../platform/runtime/redis-unavailable';
+import type Redis from 'ioredis';
+import { RequestPathRedis, unavailableAs } from '../../platform/runtime/redis-unavailable';
 
 /**
  * Heartbeats are not events (like Kubernetes' node Lease objects): a report that changes
@@ -89,6 +89,7 @@ const decode = (raw: string | null): Heartbeat | null => {
  * end, instead of at the moment the loss was noticed.
  */
 export class RedisHeartbeatStore implements HeartbeatStore {
+  private readonly link: RequestPathRedis;
   private readonly redis: Redis;
   private readonly key: string;
   private readonly unavailable = unavailableAs('heartbeat store (Redis)');
@@ -97,9 +98,11 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private restored = 0;
 
   constructor(url: string, prefix: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true });
+    this.link = new RequestPathRedis(url, 'heartbeats', 'heartbeat store (Redis)', {
+      enableAutoPipelining: true,
+    });
+    this.redis = this.link.client;
     this.key = `${prefix}:heartbeats`;
-    logConnectionErrors(this.redis, 'heartbeats');
     this.redis.on('close', () => (this.lost = true));
     this.redis.on('ready', () => {
       if (this.lost) this.restored = Date.now();
@@ -109,6 +112,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
 
   async touch(beats: readonly Beat[]): Promise<void> {
     if (beats.length === 0) return;
+    const down = this.link.connected();
+    if (down) await down;
     const args: string[] = [];
     for (const b of beats) args.push(b.nodeId, encode(b));
     await this.redis.hset(this.key, ...args).catch(this.unavailable);
@@ -117,6 +122,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
     if (nodeIds.length === 0) return [];
+    const down = this.link.connected();
+    if (down) await down;
     const raw = await this.redis.hmget(this.key, ...nodeIds).catch(this.unavailable);
     return raw.map((value, i) => {
       if (value !== null) return decode(value);
@@ -127,6 +134,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   }
 
   async remove(nodeId: string): Promise<void> {
+    await this.link.connected();
     await this.redis.hdel(this.key, nodeId).catch(this.unavailable);
     this.recorded.delete(nodeId);
   }
@@ -136,6 +144,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   }
 
   async ping(): Promise<void> {
+    await this.link.connected();
     await this.redis.ping();
   }
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import Redis from 'ioredis';
-import { logConnectionErrors, unavailableAs } from '../runtime/redis-unavailable';
+import type Redis from 'ioredis';
+import { RequestPathRedis, unavailableAs } from '../runtime/redis-unavailable';
 
 /** A successful response kept for replays of the same Idempotency-Key. */
 export type StoredResponse = {
@@ -78,6 +78,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 }
 
 export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly link: RequestPathRedis;
   private readonly redis: Redis;
   private readonly unavailable = unavailableAs('idempotency store (Redis)');
 
@@ -85,17 +86,19 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     url: string,
     private readonly prefix: string,
   ) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
-    logConnectionErrors(this.redis, 'idempotency');
+    this.link = new RequestPathRedis(url, 'idempotency', 'idempotency store (Redis)');
+    this.redis = this.link.client;
   }
 
   async get(scope: string): Promise<StoredResponse | null> {
+    await this.link.connected();
     const raw = await this.redis.get(`${this.prefix}:idem:${scope}`).catch(this.unavailable);
     return raw ? (JSON.parse(raw) as StoredResponse) : null;
   }
 
   async put(scope: string, response: StoredResponse): Promise<void> {
     // NX: the first stored response is the one every replay gets.
+    await this.link.connected();
     await this.redis
       .set(`${this.prefix}:idem:${scope}`, JSON.stringify(response), 'PX', IDEMPOTENCY_TTL_MS, 'NX')
       .catch(this.unavailable);

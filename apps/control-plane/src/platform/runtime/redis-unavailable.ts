@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 import { ThrottledLog, UnavailableError } from '../../../../../libs/kernel/src';
 
 /** Errors ioredis gives when Redis cannot be reached (not a command Redis refused). */
@@ -10,7 +10,9 @@ export const isRedisUnreachable = (error: unknown): boolean => {
     // Not exported by ioredis: the command gave up while reconnecting.
     e?.name === 'MaxRetriesPerRequestError' ||
     (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) ||
-    e?.message === 'Connection is closed.'
+    e?.message === 'Connection is closed.' ||
+    // enableOfflineQueue false: sent while the connection was not up.
+    (typeof e?.message === 'string' && e.message.startsWith("Stream isn't writeable"))
   );
 };
 
@@ -34,3 +36,67 @@ export const logConnectionErrors = (redis: Redis, label: string): void => {
   redis.on('error', (error) => errors.failure(`${label}: redis:`, error));
   redis.on('ready', () => errors.clear());
 };
+
+/** How long a request waits for a Redis connection that is down before it is answered 503. */
+export const CONNECT_WAIT_MS = 1_000;
+
+/**
+ * A Redis client for stores a request waits on (heartbeats, idempotency keys). ioredis by
+ * default holds a command sent while the connection is down in its offline queue through
+ * several reconnect attempts, whose delays grow to 2 s: requests took 7-16 s to be answered
+ * 503 in an outage, stacked up behind one another, and writes held that long landed late.
+ * Here nothing is queued: a request waits at most CONNECT_WAIT_MS for the connection to be up
+ * (a restart of Redis is usually that quick), else it fails at once; reconnect attempts stay
+ * at most a second apart, so service resumes within a second of Redis.
+ */
+export class RequestPathRedis {
+  readonly client: Redis;
+  private up: Promise<void> | null = null;
+
+  constructor(
+    url: string,
+    label: string,
+    private readonly dependency: string,
+    options: RedisOptions = {},
+    private readonly waitMs = CONNECT_WAIT_MS,
+  ) {
+    this.client = new Redis(url, {
+      ...options,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+    });
+    logConnectionErrors(this.client, label);
+  }
+
+  /**
+   * Nothing to wait for when connected (undefined: no promise on the hot path); otherwise
+   * resolves when the connection is up, or rejects with UnavailableError after the wait.
+   */
+  connected(): Promise<void> | undefined {
+    if (this.client.status === 'ready') return undefined;
+    this.up ??= new Promise<void>((resolve) =>
+      this.client.once('ready', () => {
+        this.up = null;
+        resolve();
+      }),
+    );
+    const up = this.up;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new UnavailableError(
+              this.dependency,
+              new Error(`not connected within ${this.waitMs} ms`),
+            ),
+          ),
+        this.waitMs,
+      );
+      void up.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
