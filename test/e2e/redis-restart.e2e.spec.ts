@@ -4,7 +4,7 @@ import net, { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
-import { eventually, gpuNode, report, sleep } from '../support/reports';
+import { cpuNode, eventually, gpuNode, report, sleep } from '../support/reports';
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -410,4 +410,75 @@ describe('a pool operation asked for while Redis is down', () => {
     const nodes = (await request(own.t.url).get(`/v1/nodes?poolId=${pool}`).set(admin)).body;
     expect(nodes.items).toHaveLength(1);
   }, 60_000);
+});
+
+describe('commands asked for while Redis is down are answered at once, each recorded once', () => {
+  const own = onOwnRedis(() => ({ JOBS_REPAIR_SEC: '1', OPERATION_DEADLINE_SEC: '60' }));
+
+  it('a cluster create (201 with its operation, carried out once Redis is back) and a session with many candidate nodes (201 queued, placed once Redis is back)', async () => {
+    const admin = await own.t.auth('root', ['admin']);
+    const operator = await own.t.auth('op', ['operator'], ['cq']);
+    const user = await own.t.auth('u-many', ['user']);
+    const nodes = Array.from({ length: 12 }, (_, i) => cpuNode(`q-${i}`, 4, 16));
+    const post = () =>
+      request(own.t.url).post('/v1/inventory/reports').set(operator).send(report('cq', nodes));
+    await post().expect(200);
+    const types = async (): Promise<string[]> =>
+      (await request(own.t.url).get('/v1/events?limit=1000').set(admin)).body.events.map(
+        (e: { type: string }) => e.type,
+      );
+
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    await own.redis.kill();
+    await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
+    // Down for a while, as an outage is: the Redis client's own retries have slowed down.
+    await sleep(3000);
+
+    let askedAt = Date.now();
+    const cluster = await request(own.t.url).post('/v1/clusters').set(admin).send({
+      name: 'born-in-outage',
+      k8sVersion: '1.30.4',
+      podCidr: '10.244.0.0/16',
+      serviceCidr: '10.96.0.0/12',
+    });
+    // Recorded, so 201 (it was 500 after seconds, and the retry made a second cluster).
+    expect(cluster.status).toBe(201);
+    expect(Date.now() - askedAt).toBeLessThan(4000);
+
+    askedAt = Date.now();
+    const session = await request(own.t.url)
+      .post('/v1/sessions')
+      .set(user)
+      .send({ kind: 'cpu', cpu: 2, memoryGiB: 4 });
+    // No node can be shown alive: queued at once (each of the 12 candidates was asked in turn).
+    expect(session.status).toBe(201);
+    expect(session.body.status).toBe('queued');
+    expect(Date.now() - askedAt).toBeLessThan(3000);
+
+    await own.redis.start();
+    await eventually(async () => {
+      await post(); // the nodes keep reporting
+      const s = (await request(own.t.url).get(`/v1/sessions/${session.body.sessionId}`).set(user))
+        .body;
+      return s.status === 'running';
+    }, 20_000);
+    // The provisioner reports the cluster's lifecycle; the operation follows it.
+    for (const to of ['provisioning', 'bootstrapping', 'running']) {
+      await request(own.t.url)
+        .post(`/v1/clusters/${cluster.body.clusterId}/transitions`)
+        .set(admin)
+        .send({ to })
+        .expect(200);
+    }
+    const op = await eventually(async () => {
+      const o = (
+        await request(own.t.url).get(`/v1/operations/${cluster.body.operationId}`).set(admin)
+      ).body;
+      return ['succeeded', 'failed', 'timeout'].includes(o.status) ? o : null;
+    }, 30_000);
+    expect(op.status).toBe('succeeded');
+    const log = await types();
+    expect(log.filter((t) => t.startsWith('ClusterRequested'))).toHaveLength(1);
+    expect(log.filter((t) => t.startsWith('SessionRequested'))).toHaveLength(1);
+  }, 90_000);
 });

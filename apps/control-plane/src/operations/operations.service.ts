@@ -186,13 +186,7 @@ export class OperationsService {
       },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'request') },
     );
-    // Recorded: with Redis out of reach the operation starts once it is back (the saga's
-    // repair re-arms an unfinished operation without a job); the request does not wait.
-    await armWithin(
-      this.saga.arm({ operationId, deadlineAt: deadlineAt.toISOString() }),
-      ARM_WAIT_MS,
-      (error) => this.logger.warn(`operation ${operationId}: not armed yet (${String(error)})`),
-    );
+    await this.arm(operationId, deadlineAt.toISOString());
     await this.runner.settle(requested.position, [OPERATIONS_PROJECTION, 'projection:node-pools']);
     return { operationId };
   }
@@ -232,9 +226,21 @@ export class OperationsService {
       },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'request', type) },
     );
-    await this.saga.arm({ operationId, deadlineAt });
+    await this.arm(operationId, deadlineAt);
     await this.runner.settle(requested.position, [OPERATIONS_PROJECTION]);
     return { operationId };
+  }
+
+  /**
+   * The operation is recorded: with Redis out of reach it starts once Redis is back (the
+   * saga's repair re-arms an unfinished operation without a job), and the request does not
+   * wait for that (a cluster create waited, then answered 500, and its retry made a second
+   * cluster).
+   */
+  private async arm(operationId: string, deadlineAt: string): Promise<void> {
+    await armWithin(this.saga.arm({ operationId, deadlineAt }), ARM_WAIT_MS, (error) =>
+      this.logger.warn(`operation ${operationId}: not armed yet (${String(error)})`),
+    );
   }
 
   /** Newest first. */

@@ -98,7 +98,13 @@ export class PlacementService {
       try {
         // Asked of the node about to be tried only (usually the first): one small read, made
         // once the node is claimed, so concurrent placements still spread over the fleet.
-        if (await this.silent(node.nodeId)) continue;
+        const heard = await this.heard(node.nodeId);
+        // The heartbeat store is out of reach: no node can be shown alive, so the session
+        // waits in the queue, at once (asking each candidate in turn kept a create waiting
+        // for every one of them). A create is still answered, 201 queued: it was recorded,
+        // and a 503 would invite a retry that makes a second session.
+        if (heard === 'unknown') return state;
+        if (heard === 'silent') continue;
         const allocation = await this.allocate(node.nodeId, state, ctx);
         if (!allocation) continue;
         return await this.start(state, node, allocation, ctx);
@@ -132,18 +138,17 @@ export class PlacementService {
    * session placed there meanwhile was terminated with it. A node with no heartbeat at all
    * (the store lost after a restart) is given the benefit of the doubt, as its timer is.
    */
-  private async silent(nodeId: string): Promise<boolean> {
+  private async heard(nodeId: string): Promise<'recently' | 'silent' | 'unknown'> {
     let beat;
     try {
       [beat] = await this.heartbeats.get([nodeId]);
     } catch (error) {
-      // The heartbeat store is out of reach: no node can be shown alive, so the session waits
-      // in the queue (a create is still answered, 201 queued: it was recorded, and a 503
-      // would invite a retry that makes a second session).
-      if (error instanceof UnavailableError) return true;
+      if (error instanceof UnavailableError) return 'unknown';
       throw error;
     }
-    return beat !== null && beat.seenAt < Date.now() - (this.config.nodeStaleSec * 1000) / 2;
+    const silent =
+      beat !== null && beat.seenAt < Date.now() - (this.config.nodeStaleSec * 1000) / 2;
+    return silent ? 'silent' : 'recently';
   }
 
   /** While the mass-failure guard holds a cluster's silent nodes, they take no new sessions. */
