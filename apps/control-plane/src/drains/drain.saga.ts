@@ -3,7 +3,7 @@ import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeCodec, nodeStreamId } from '../nodes/node.events';
@@ -266,14 +266,8 @@ export class DrainSaga {
 
   /** Re-arms a step for every running drain (after a restart or a lost Redis). */
   async reconcile(): Promise<void> {
-    const page = await this.readModels.find<DrainDoc & Doc>(
-      DRAINS,
-      { status: 'running' },
-      { limit: 1000 },
-    );
-    for (const d of page.items) {
-      await this.schedule(d.drainId);
-    }
+    const running = await findAll<DrainDoc & Doc>(this.readModels, DRAINS, { status: 'running' });
+    for (const d of running) await this.schedule(d.drainId);
   }
 
   /**
@@ -281,14 +275,10 @@ export class DrainSaga {
    * ran); runs every JOBS_REPAIR_SEC. A step armed twice is harmless: every step re-reads state.
    */
   async repair(): Promise<number> {
-    const page = await this.readModels.find<DrainDoc & Doc>(
-      DRAINS,
-      { status: 'running' },
-      { limit: 1000 },
-    );
-    if (page.items.length === 0) return 0;
+    const running = await findAll<DrainDoc & Doc>(this.readModels, DRAINS, { status: 'running' });
+    if (running.length === 0) return 0;
     const live = await this.jobs.liveJobIds(DRAIN_STEP_QUEUE);
-    const lost = page.items.filter((d) => !live.has(d.drainId));
+    const lost = running.filter((d) => !live.has(d.drainId));
     for (const d of lost) await this.schedule(d.drainId);
     if (lost.length > 0) this.logger.log(`re-armed ${lost.length} drain step(s) from state`);
     return lost.length;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandContext, DomainError, systemContext, newId } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { AUTOSCALE_DEFAULTS } from '../pools/pool.events';
@@ -41,21 +41,20 @@ export class AutoscalerService implements OnModuleDestroy {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      const pools = await this.readModels.find<PoolDoc & Doc>(
+      const pools = await findAll<PoolDoc & Doc>(
+        this.readModels,
         NODE_POOLS,
         { status: 'active', autoscaling: { $ne: null } },
-        { sort: { poolId: 1 }, limit: 1000 },
+        { poolId: 1 },
       );
-      const queued = await this.readModels.find<SessionDoc & Doc>(
-        SESSIONS,
-        { status: 'queued' },
-        { limit: 10_000 },
-      );
+      const queued = await findAll<SessionDoc & Doc>(this.readModels, SESSIONS, {
+        status: 'queued',
+      });
       const claimed = new Set<string>();
-      for (const pool of pools.items) {
+      for (const pool of pools) {
         const settings = { ...AUTOSCALE_DEFAULTS, ...pool.autoscaling! };
         const tenants = pool.access.tenants;
-        const waiting = queued.items.filter(
+        const waiting = queued.filter(
           (s) =>
             !claimed.has(s.sessionId) &&
             (s.poolId === null || s.poolId === pool.poolId) &&

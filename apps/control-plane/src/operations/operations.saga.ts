@@ -3,7 +3,7 @@ import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, systemContext, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { clusterCodec } from '../clusters/cluster.events';
@@ -36,6 +36,8 @@ export const OPERATION_DEADLINE_QUEUE = 'operation-deadline';
 const POLL_MS = 250;
 /** Cluster steps take minutes; their transitions also wake the operation (react). */
 const CLUSTER_POLL_MS = 1000;
+/** Operations not finished: each should have a deadline job. */
+const OPEN = { status: { $in: ['pending', 'running'] } };
 
 type Job = { operationId: string };
 type Running = Extract<OperationState, { operationId: string }>;
@@ -537,14 +539,10 @@ export class OperationsSaga {
    * twice is harmless: every step re-reads state.
    */
   async repair(): Promise<number> {
-    const open = await this.readModels.find<OperationDoc & Doc>(
-      OPERATIONS,
-      { status: { $in: ['pending', 'running'] } },
-      { limit: 1000 },
-    );
-    if (open.items.length === 0) return 0;
+    const open = await findAll<OperationDoc & Doc>(this.readModels, OPERATIONS, OPEN);
+    if (open.length === 0) return 0;
     const live = await this.jobs.liveJobIds(OPERATION_DEADLINE_QUEUE);
-    const lost = open.items.filter((op) => !live.has(op.operationId));
+    const lost = open.filter((op) => !live.has(op.operationId));
     for (const op of lost) await this.arm(op);
     if (lost.length > 0) this.logger.log(`re-armed ${lost.length} operation(s) from state`);
     return lost.length;
@@ -552,18 +550,12 @@ export class OperationsSaga {
 
   /** Re-arms every unfinished operation (after a restart or a lost Redis); frees orphaned pool locks. */
   async reconcile(): Promise<void> {
-    const open = await this.readModels.find<OperationDoc & Doc>(
-      OPERATIONS,
-      { status: { $in: ['pending', 'running'] } },
-      { limit: 1000 },
-    );
-    for (const op of open.items) await this.arm(op);
-    const locked = await this.readModels.find<PoolDoc & Doc>(
-      NODE_POOLS,
-      { operation: { $ne: null } },
-      { limit: 1000 },
-    );
-    for (const pool of locked.items) {
+    const open = await findAll<OperationDoc & Doc>(this.readModels, OPERATIONS, OPEN);
+    for (const op of open) await this.arm(op);
+    const locked = await findAll<PoolDoc & Doc>(this.readModels, NODE_POOLS, {
+      operation: { $ne: null },
+    });
+    for (const pool of locked) {
       const operationId = pool.operation!.operationId;
       const { state } = await this.pipeline.load(
         operationAggregate,
@@ -578,7 +570,7 @@ export class OperationsSaga {
         this.context(uuidFrom(operationId, 'orphaned'), operationId),
       );
     }
-    if (open.items.length) this.logger.log(`re-armed ${open.items.length} operation(s)`);
+    if (open.length) this.logger.log(`re-armed ${open.length} operation(s)`);
   }
 
   private now(): string {

@@ -155,12 +155,13 @@ export class PoolsService {
   async list(clusterId: string): Promise<{ items: PoolView[] }> {
     // An unknown cluster is 404, as GET /v1/clusters/{id} says, not an empty list.
     await this.existingCluster(clusterId);
-    const page = await this.readModels.find<PoolDoc & Doc>(
+    const pools = await findAll<PoolDoc & Doc>(
+      this.readModels,
       NODE_POOLS,
       { clusterId, status: { $ne: 'deleted' } },
-      { sort: { name: 1 }, limit: 1000 },
+      { name: 1 },
     );
-    return { items: await Promise.all(page.items.map((d) => this.view(d))) };
+    return { items: await Promise.all(pools.map((d) => this.view(d))) };
   }
 
   /** Judged from the cluster's own stream, so a cluster just created is found at once. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { CommandContext, systemContext, newId, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
 import { NodeReport } from '../nodes/node.decider';
 import { nodeAggregate, nodeIdOf } from '../nodes/node.aggregate';
@@ -136,13 +136,12 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
     if (this.beating) return;
     this.beating = true;
     try {
-      const page = await this.readModels.find<NodeDoc & Doc>(
-        NODES,
-        { [`labels.${PROVISIONER_LABEL}`]: SIMULATED, online: true },
-        { limit: 1000 },
-      );
+      const nodes = await findAll<NodeDoc & Doc>(this.readModels, NODES, {
+        [`labels.${PROVISIONER_LABEL}`]: SIMULATED,
+        online: true,
+      });
       const byCluster = new Map<string, NodeReport[]>();
-      for (const node of page.items) {
+      for (const node of nodes) {
         if (this.removing.has(node.nodeId)) continue;
         const list = byCluster.get(node.clusterId) ?? [];
         list.push(this.reportOf(node));
