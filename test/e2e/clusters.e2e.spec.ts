@@ -125,6 +125,22 @@ describe('clusters over HTTP', () => {
     expect((await move('no-such-cluster', 'provisioning')).status).toBe(404);
   });
 
+  it('names the unknown cluster a transition or an upgrade was asked for', async () => {
+    const moved = await move('no-such-cluster', 'provisioning');
+    const upgraded = await request(t.url)
+      .post('/v1/clusters/no-such-cluster/upgrade')
+      .set(admin)
+      .send({ k8sVersion: '1.31.0' });
+    for (const res of [moved, upgraded]) {
+      expect(res.status).toBe(404);
+      expect(res.body.error).toMatchObject({
+        code: 'not_found',
+        message: 'cluster no-such-cluster does not exist',
+        details: { id: 'no-such-cluster' },
+      });
+    }
+  });
+
   it('refuses bad and overlapping CIDRs, and non-admins', async () => {
     const overlap = await create({ ...valid, serviceCidr: '10.244.128.0/17' });
     expect(overlap.status).toBe(400);

@@ -23,10 +23,16 @@ export type ClusterCommand =
   | { type: 'AdoptCluster'; data: { clusterId: string; seenNodeId: string; at: string } }
   | {
       type: 'TransitionCluster';
-      data: { to: ClusterStatus; reason: string | null; k8sVersion?: string | null; at: string };
+      data: {
+        clusterId: string;
+        to: ClusterStatus;
+        reason: string | null;
+        k8sVersion?: string | null;
+        at: string;
+      };
     }
-  | { type: 'AddPoolToCluster'; data: { poolId: string; at: string } }
-  | { type: 'RemovePoolFromCluster'; data: { poolId: string; at: string } };
+  | { type: 'AddPoolToCluster'; data: { clusterId: string; poolId: string; at: string } }
+  | { type: 'RemovePoolFromCluster'; data: { clusterId: string; poolId: string; at: string } };
 
 export type ClusterFacts = {
   readonly clusterId: string;
@@ -67,7 +73,8 @@ export const mayTransition = (
   return NEXT[state.status].includes(to);
 };
 
-const existing = (state: ClusterState, id = ''): Extract<ClusterState, { pools: unknown }> => {
+/** The cluster a command or event needs; `id` names it when there is none (404). */
+const existing = (state: ClusterState, id: string): Extract<ClusterState, { pools: unknown }> => {
   if (state.status === 'absent') throw notFound('cluster', id);
   return state;
 };
@@ -82,7 +89,7 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
       if (state.status !== 'absent') return [];
       return [{ type: 'ClusterAdopted', data: command.data }];
     case 'TransitionCluster': {
-      const cluster = existing(state);
+      const cluster = existing(state, command.data.clusterId);
       const { to, reason, at } = command.data;
       const version =
         to === 'upgrading' && command.data.k8sVersion
@@ -99,17 +106,16 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
       ];
     }
     case 'AddPoolToCluster': {
-      const cluster = existing(state);
+      const cluster = existing(state, command.data.clusterId);
       if (cluster.pools.includes(command.data.poolId)) return [];
       if (cluster.status === 'deleting') {
         throw invalidTransition('cluster', cluster.status, 'take a new node pool');
       }
-      return [
-        { type: 'ClusterPoolAdded', data: { clusterId: cluster.clusterId, ...command.data } },
-      ];
+      const { poolId, at } = command.data;
+      return [{ type: 'ClusterPoolAdded', data: { clusterId: cluster.clusterId, poolId, at } }];
     }
     case 'RemovePoolFromCluster': {
-      const cluster = existing(state);
+      const cluster = existing(state, command.data.clusterId);
       if (!cluster.pools.includes(command.data.poolId)) return [];
       if (cluster.pools.length === 1 && cluster.status !== 'deleting') {
         throw new DomainError(
@@ -119,9 +125,8 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
           { clusterId: cluster.clusterId, poolId: command.data.poolId },
         );
       }
-      return [
-        { type: 'ClusterPoolRemoved', data: { clusterId: cluster.clusterId, ...command.data } },
-      ];
+      const { poolId, at } = command.data;
+      return [{ type: 'ClusterPoolRemoved', data: { clusterId: cluster.clusterId, poolId, at } }];
     }
     default:
       return assertNever(command, 'cluster command');
@@ -155,7 +160,7 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
         targetVersion: null,
       };
     case 'ClusterTransitioned': {
-      const cluster = existing(state);
+      const cluster = existing(state, event.data.clusterId);
       const { from, to } = event.data;
       return {
         ...cluster,
@@ -174,11 +179,11 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
       };
     }
     case 'ClusterPoolAdded': {
-      const cluster = existing(state);
+      const cluster = existing(state, event.data.clusterId);
       return { ...cluster, pools: [...cluster.pools, event.data.poolId] };
     }
     case 'ClusterPoolRemoved': {
-      const cluster = existing(state);
+      const cluster = existing(state, event.data.clusterId);
       return { ...cluster, pools: cluster.pools.filter((p) => p !== event.data.poolId) };
     }
     default:

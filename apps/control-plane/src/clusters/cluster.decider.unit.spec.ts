@@ -22,7 +22,7 @@ const moved = (from: ClusterStatus, to: ClusterStatus): ClusterEvent => ({
 });
 const go = (to: ClusterStatus) => ({
   type: 'TransitionCluster' as const,
-  data: { to, reason: null, at },
+  data: { clusterId: 'c1', to, reason: null, at },
 });
 const running = [
   requested,
@@ -99,6 +99,26 @@ describe('cluster lifecycle', () => {
     spec.given([]).when(go('running')).thenRefuses('not_found');
   });
 
+  describe('when the cluster does not exist', () => {
+    it('refuses every command with not_found naming the cluster', () => {
+      const commands = [
+        go('running'),
+        { type: 'AddPoolToCluster' as const, data: { clusterId: 'c9', poolId: 'p1', at } },
+        { type: 'RemovePoolFromCluster' as const, data: { clusterId: 'c9', poolId: 'p1', at } },
+      ];
+      for (const command of commands) {
+        const id = command.data.clusterId;
+        expect(() => clusterDecider.decide(command, clusterDecider.initialState())).toThrow(
+          expect.objectContaining({
+            code: 'not_found',
+            message: `cluster ${id} does not exist`,
+            details: expect.objectContaining({ id }),
+          }),
+        );
+      }
+    });
+  });
+
   it('treats a step reported twice as done', () => {
     spec.given(running).when(go('running')).thenNothing();
   });
@@ -128,14 +148,14 @@ describe('cluster lifecycle', () => {
     it('refuses to remove it (last_pool) and removes one of two', () => {
       spec
         .given(onePool)
-        .when({ type: 'RemovePoolFromCluster', data: { poolId: 'p1', at } })
+        .when({ type: 'RemovePoolFromCluster', data: { clusterId: 'c1', poolId: 'p1', at } })
         .thenRefuses('last_pool');
       spec
         .given([
           ...onePool,
           { type: 'ClusterPoolAdded', data: { clusterId: 'c1', poolId: 'p2', at } },
         ])
-        .when({ type: 'RemovePoolFromCluster', data: { poolId: 'p1', at } })
+        .when({ type: 'RemovePoolFromCluster', data: { clusterId: 'c1', poolId: 'p1', at } })
         .then([{ type: 'ClusterPoolRemoved', data: { clusterId: 'c1', poolId: 'p1', at } }]);
     });
   });

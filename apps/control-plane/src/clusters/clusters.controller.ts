@@ -65,6 +65,7 @@ export class ClustersController {
       {
         type: 'TransitionCluster',
         data: {
+          clusterId,
           to: 'upgrading',
           reason: `upgrade to ${body.k8sVersion}`,
           k8sVersion: body.k8sVersion,

@@ -80,7 +80,7 @@ export class ClustersService {
   ) {
     await this.execute(
       clusterId,
-      { type: 'TransitionCluster', data: { to, reason, at: ctx.now.toISOString() } },
+      { type: 'TransitionCluster', data: { clusterId, to, reason, at: ctx.now.toISOString() } },
       ctx,
     );
     return this.get(clusterId);

@@ -164,7 +164,10 @@ export class OperationsSaga {
       await this.pipeline.handle(
         clusterAggregate,
         clusterStreamId(state.clusterId),
-        { type: 'AddPoolToCluster', data: { poolId: state.poolId, at: event.data.at } },
+        {
+          type: 'AddPoolToCluster',
+          data: { clusterId: state.clusterId, poolId: state.poolId, at: event.data.at },
+        },
         { ...ctx, commandId: uuidFrom(stored.eventId, 'restore-pool') },
       );
     }

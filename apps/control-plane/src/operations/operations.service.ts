@@ -120,7 +120,7 @@ export class OperationsService {
       const removal = await this.pipeline.handle(
         clusterAggregate,
         cluster,
-        { type: 'RemovePoolFromCluster', data: { poolId, at } },
+        { type: 'RemovePoolFromCluster', data: { clusterId: pool.clusterId, poolId, at } },
         // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after its
         // removal was undone below must remove again, not be taken for a replay of it.
         { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
@@ -142,7 +142,7 @@ export class OperationsService {
         await this.pipeline.handle(
           clusterAggregate,
           clusterStreamId(pool.clusterId),
-          { type: 'AddPoolToCluster', data: { poolId, at } },
+          { type: 'AddPoolToCluster', data: { clusterId: pool.clusterId, poolId, at } },
           { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool', String(removed)) },
         );
       }

@@ -133,7 +133,7 @@ export class PoolsService {
     const added = await this.pipeline.handle(
       clusterAggregate,
       clusterStreamId(clusterId),
-      { type: 'AddPoolToCluster', data: { poolId, at } },
+      { type: 'AddPoolToCluster', data: { clusterId, poolId, at } },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'add-pool') },
     );
     await this.runner.settle(added.position, [POOLS_PROJECTION, 'projection:clusters']);
@@ -248,7 +248,7 @@ export class PoolsService {
       await this.pipeline.handle(
         clusterAggregate,
         clusterStreamId(clusterId),
-        { type: 'AddPoolToCluster', data: { poolId, at } },
+        { type: 'AddPoolToCluster', data: { clusterId, poolId, at } },
         this.context(stored, uuidFrom(stored.eventId, 'add-pool')),
       );
       return;
