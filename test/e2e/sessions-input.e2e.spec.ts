@@ -184,7 +184,14 @@ describe('session and pool input over HTTP', () => {
     });
 
     it('refuses a pool not open to the owner with 403, for a user and for an admin acting for one', async () => {
-      await refused(() => create({ ...l40s, poolId: aliceOnly.poolId }, bob), 403, 'forbidden');
+      const closed = await refused(
+        () => create({ ...l40s, poolId: aliceOnly.poolId }, bob),
+        403,
+        'forbidden',
+      );
+      // The id bob sent, never the pool's name.
+      expect(closed.message).toBe(`node pool ${aliceOnly.poolId} is not open to bob`);
+      expect(JSON.stringify(closed)).not.toContain('alice-l40s');
       await refused(
         () => create({ ...l40s, poolId: aliceOnly.poolId, owner: 'bob' }, admin),
         403,

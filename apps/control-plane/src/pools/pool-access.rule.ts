@@ -22,9 +22,10 @@ export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError 
     );
   }
   if (pool.tenants.length > 0 && !pool.tenants.includes(owner)) {
+    // Only the id the caller sent: the pool's name is not for someone it is closed to.
     return new DomainError(
       'forbidden',
-      `node pool ${pool.name} (${poolId}) is not open to ${owner}`,
+      `node pool ${poolId} is not open to ${owner}`,
       'forbidden',
       { poolId, owner },
     );

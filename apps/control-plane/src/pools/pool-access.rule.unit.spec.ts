@@ -86,6 +86,11 @@ describe('a session naming a pool', () => {
     });
   });
 
+  it('names only the pool id, not its name, to an owner it is closed to', () => {
+    const error = poolRefusal(given(created({ tenants: ['bob'] })), ask());
+    expect(error?.message).toBe('node pool p1 is not open to alice');
+  });
+
   it('is a pool_mismatch in a pool of the other kind or another GPU model', () => {
     const mismatch = (pool: PoolState, demand: SessionDemand) => refusal(pool, ask(demand));
     expect(mismatch(given(created()), { kind: 'cpu', cpu: 2, memoryGiB: 4 })).toEqual({
