@@ -20,7 +20,7 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     t = await startApp({ NODE_STALE_SEC: '300' });
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
-    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4']);
+    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4', 'd5']);
   });
   afterAll(async () => t.close());
 
@@ -149,6 +149,29 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
       expect((await session(id)).nodeId).toBe(spare);
     }
     expect(sessions).toHaveLength(4);
+  });
+
+  it('answers a terminate of a session the drain queued as it reads: no node, no cards', async () => {
+    await reportNodes(report('d5', [gpuNode('only-01', 2, 'HPC_GPU')]));
+    const queued = await start('HPC_GPU');
+    const paused = await start('HPC_GPU');
+    const node = await nodeIdOf('d5', 'only-01');
+    expect([queued.nodeId, paused.nodeId]).toEqual([node, node]);
+    const act = (id: string, move: string) =>
+      request(t.url).post(`/v1/sessions/${id}/${move}`).set(alice).send();
+    await act(paused.sessionId, 'pause').expect(200);
+    // No other node takes HPC_GPU: the running session is queued again.
+    const res = await request(t.url)
+      .post(`/v1/nodes/${node}/drain`)
+      .set(admin)
+      .send({ mode: 'relocate' });
+    const done = await drainDone(res.body.drainId);
+    expect(done.queued).toEqual([queued.sessionId]);
+    for (const id of [queued.sessionId, paused.sessionId]) {
+      const terminated = await act(id, 'terminate').expect(200);
+      expect(terminated.body).toMatchObject({ status: 'terminated', nodeId: null, gpus: [] });
+      expect(terminated.body).toEqual(await session(id));
+    }
   });
 
   it('force drain terminates every running session as drain_force', async () => {

@@ -101,6 +101,8 @@ export type SessionState =
       readonly status: 'terminated';
       readonly reason: TerminationReason;
       readonly terminatedAt: string;
+      /** What it held when terminated: its placement if it was running, else null (kept for the record). */
+      readonly heldAtEnd: Placement | null;
     });
 
 export const initialSessionState = (): SessionState => ({ status: 'absent' });
@@ -163,6 +165,7 @@ export const evolveSession = (state: SessionState, event: SessionEvent): Session
         status: 'terminated',
         reason: event.data.reason,
         terminatedAt: event.data.at,
+        heldAtEnd: state.status === 'running' ? state.placement : null,
       };
     default:
       return assertNever(event, 'session event');

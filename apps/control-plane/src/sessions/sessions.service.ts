@@ -48,17 +48,18 @@ export const viewOfState = (s: Exclude<SessionState, { status: 'absent' }>): Ses
   kind: s.demand.kind,
   request: requestOf(s.demand, s.poolId),
   status: s.status,
+  // As the projection shows it: a session terminated while queued or paused held nothing.
   nodeId:
     s.status === 'running'
       ? s.placement.nodeId
       : s.status === 'terminated'
-        ? (s.lastPlacement?.nodeId ?? null)
+        ? (s.heldAtEnd?.nodeId ?? null)
         : null,
   gpus:
     s.status === 'running'
       ? [...s.placement.gpus]
       : s.status === 'terminated'
-        ? [...(s.lastPlacement?.gpus ?? [])]
+        ? [...(s.heldAtEnd?.gpus ?? [])]
         : [],
   terminationReason: s.status === 'terminated' ? s.reason : null,
   createdAt: s.requestedAt,
