@@ -103,6 +103,32 @@ describe('cordon sync to Kubernetes', () => {
     expect(held).toBeLessThan(3000);
   });
 
+  it('answers a cursor ahead of the log (a restored log) with every node and a current cursor', async () => {
+    const current = (await directives('')).body as DirectivePage;
+    const started = Date.now();
+    const res = await directives('?since=999999999999999&wait=5');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(current);
+    // The new cursor is one of the log: a change after it wakes the next poll.
+    const { nodeId } = await reportNode('sync-ahead-01', false);
+    const poll = directives(`?since=${res.body.cursor}&wait=10`);
+    await sleep(200);
+    await cordon(nodeId);
+    expect((await poll).body.items).toEqual([
+      { nodeId, hostname: 'sync-ahead-01', desired: { unschedulable: true } },
+    ]);
+  });
+
+  it('answers a cluster not seen yet as one with no nodes: its operator may poll before its first report', async () => {
+    const poll = (query: string) =>
+      request(t.url).get(`/v1/clusters/not-reported-yet/node-directives${query}`).set(admin);
+    const first = await poll('');
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ items: [], cursor: expect.any(String) });
+    expect((await poll(`?since=${first.body.cursor}&wait=0`)).body.items).toEqual([]);
+  });
+
   it('refuses an operator of another cluster, and validates the query', async () => {
     const res = await directives('', otherOperator);
     expect(res.status).toBe(403);

@@ -98,9 +98,13 @@ export class NodeDirectivesService
   /**
    * `since` null: every node of the cluster with its current desired state. Otherwise the
    * nodes whose desired state changed after the cursor, held up to `waitMs` while there are none.
+   * A cursor ahead of the log (kept across a restore of the log from a backup) is answered as
+   * none: held, it would wait for positions the log will reuse, blind to the changes there.
    */
   async poll(clusterId: string, since: number | null, waitMs: number): Promise<DirectivePage> {
-    if (since === null) return this.snapshot(clusterId);
+    if (since === null || since > (await this.store.headPosition())) {
+      return this.snapshot(clusterId);
+    }
     const deadline = Date.now() + waitMs;
     let cursor = since;
     for (;;) {
@@ -126,7 +130,9 @@ export class NodeDirectivesService
   private async snapshot(clusterId: string): Promise<DirectivePage> {
     // Read before the documents: they reflect at least this position, and a change between the
     // two is delivered again by the next poll (directives are idempotent).
-    const position = await this.readModels.checkpoint(NODES_PROJECTION_NAME);
+    const checkpoint = await this.readModels.checkpoint(NODES_PROJECTION_NAME);
+    // Never past the log's head (read models kept while the log was restored to an older state).
+    const position = Math.min(checkpoint, await this.store.headPosition());
     const items: NodeDirective[] = [];
     const nodes = pagesOf<NodeDoc & Doc>(this.readModels, NODES, { clusterId }, { hostname: 1 });
     for await (const page of nodes) {
