@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Doc, Filter, FindOptions, InvalidCursorError, Page, Sort } from './port';
 
 /**
@@ -9,6 +10,11 @@ import { Doc, Filter, FindOptions, InvalidCursorError, Page, Sort } from './port
  * as null and, as in MongoDB, null sorts before every other value (first ascending, last
  * descending). Fields mixing those types still page correctly because the "after" test
  * follows MongoDB's cross-type order (null < numbers < strings < objects < booleans).
+ *
+ * A cursor is bound to its query: it carries the sort and a digest of the filter, and is
+ * refused (InvalidCursorError) with any other. Continued under another filter, its position
+ * would silently skip or repeat documents. Cursors made before the binding carry no digest
+ * and are refused too: the client starts the listing again.
  */
 
 export const DEFAULT_LIMIT = 100;
@@ -29,29 +35,58 @@ export type PagePlan = {
    * order itself may run the caller's filter and keep what sorts after these instead.
    */
   readonly after: readonly CursorValue[] | null;
+  /** The digest of the caller's filter, carried by the next page's cursor. */
+  readonly query: string;
 };
 
 export type CursorValue = string | number | boolean | null;
-type CursorBody = { readonly s: SortKey[]; readonly v: CursorValue[] };
+type CursorBody = { readonly s: SortKey[]; readonly v: CursorValue[]; readonly f: string };
 
 export function planPage(filter: Filter, options: FindOptions = {}): PagePlan {
   const sort = normaliseSort(options.sort ?? {});
   const limit = normaliseLimit(options.limit);
-  const after = options.cursor ? decodeCursor(options.cursor, sort) : null;
+  const query = filterDigest(filter);
+  const after = options.cursor ? decodeCursor(options.cursor, sort, query) : null;
   return {
     filter: after ? { $and: [filter, afterFilter(sort, after)] } : filter,
     sort,
     limit,
     fetch: limit + 1,
     after,
+    query,
   };
+}
+
+/**
+ * A digest of the filter's meaning: the same for the same conditions in any key order (JSON
+ * of objects with sorted keys; regular expressions and dates spelt out, which JSON would
+ * flatten to `{}` and a string).
+ */
+export function filterDigest(filter: Filter): string {
+  return createHash('sha256').update(canonicalJson(filter)).digest('base64url').slice(0, 22);
+}
+
+function canonicalJson(value: unknown): string {
+  if (value instanceof RegExp) return JSON.stringify({ $regex: value.source, $flags: value.flags });
+  if (value instanceof Date) return JSON.stringify({ $date: value.getTime() });
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map(
+        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+      );
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** Cuts the fetched documents to the page and derives the cursor of the next one. */
 export function toPage<T extends Doc>(plan: PagePlan, fetched: T[]): Page<T> {
   if (fetched.length <= plan.limit) return { items: fetched, nextCursor: null };
   const items = fetched.slice(0, plan.limit);
-  return { items, nextCursor: encodeCursor(plan.sort, items[items.length - 1]) };
+  return { items, nextCursor: encodeCursor(plan.sort, plan.query, items[items.length - 1]) };
 }
 
 /** The sort as the object both mingo and the MongoDB driver accept. */
@@ -123,7 +158,7 @@ function normaliseLimit(limit: number | undefined): number {
   return Math.min(limit, MAX_LIMIT);
 }
 
-function encodeCursor(sort: readonly SortKey[], last: Doc): string {
+function encodeCursor(sort: readonly SortKey[], query: string, last: Doc): string {
   const values = sort.map(([field]) => {
     const value = scalarAt(last, field);
     if (value === NOT_SCALAR) {
@@ -133,12 +168,12 @@ function encodeCursor(sort: readonly SortKey[], last: Doc): string {
     }
     return value;
   });
-  const body: CursorBody = { s: [...sort], v: values };
+  const body: CursorBody = { s: [...sort], v: values, f: query };
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
-/** The last item's sort values; a cursor made for another sort is refused. */
-function decodeCursor(cursor: string, sort: readonly SortKey[]): CursorValue[] {
+/** The last item's sort values; a cursor made for another sort or filter is refused. */
+function decodeCursor(cursor: string, sort: readonly SortKey[], query: string): CursorValue[] {
   let body: unknown;
   try {
     if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError();
@@ -146,7 +181,12 @@ function decodeCursor(cursor: string, sort: readonly SortKey[]): CursorValue[] {
   } catch {
     throw new InvalidCursorError();
   }
-  if (!isCursorBody(body) || body.v.length !== sort.length || body.s.length !== sort.length) {
+  if (
+    !isCursorBody(body) ||
+    body.f !== query ||
+    body.v.length !== sort.length ||
+    body.s.length !== sort.length
+  ) {
     throw new InvalidCursorError();
   }
   const sameSort = sort.every(([f, d], i) => body.s[i][0] === f && body.s[i][1] === d);
@@ -156,8 +196,9 @@ function decodeCursor(cursor: string, sort: readonly SortKey[]): CursorValue[] {
 
 function isCursorBody(body: unknown): body is CursorBody {
   if (body === null || typeof body !== 'object') return false;
-  const { s, v } = body as Record<string, unknown>;
+  const { s, v, f } = body as Record<string, unknown>;
   return (
+    typeof f === 'string' &&
     Array.isArray(s) &&
     Array.isArray(v) &&
     s.every(

@@ -1,10 +1,10 @@
 import { DEFAULT_LIMIT, MAX_LIMIT, planPage, toPage } from '../src/paging';
-import { Doc, InvalidCursorError } from '../src/port';
+import { Doc, Filter, InvalidCursorError } from '../src/port';
 
 // The MongoDB adapter can only be run against a server, so the exact filters it is handed
 // are pinned here.
-const cursorAfter = (sort: Record<string, 1 | -1>, last: Doc): string => {
-  const plan = planPage({}, { sort, limit: 1 });
+const cursorAfter = (sort: Record<string, 1 | -1>, last: Doc, filter: Filter = {}): string => {
+  const plan = planPage(filter, { sort, limit: 1 });
   const cursor = toPage(plan, [last, { _id: 'zzz' }]).nextCursor;
   if (!cursor) throw new Error('expected a cursor');
   return cursor;
@@ -37,7 +37,13 @@ describe('planPage', () => {
 
   it('narrows the filter to the documents after the cursor, key by key', () => {
     const sort = { cluster: 1, 'capacity.cpu': -1 } as const;
-    const cursor = cursorAfter(sort, { _id: 'n7', cluster: 'eu', capacity: { cpu: 8 } });
+    const cursor = cursorAfter(
+      sort,
+      { _id: 'n7', cluster: 'eu', capacity: { cpu: 8 } },
+      {
+        status: 'ready',
+      },
+    );
     expect(planPage({ status: 'ready' }, { sort, cursor }).filter).toEqual({
       $and: [
         { status: 'ready' },
@@ -77,6 +83,39 @@ describe('planPage', () => {
     const cursor = cursorAfter({ pool: 1 }, { _id: 'n1', pool: 'a' });
     expect(() => planPage({}, { sort: { pool: -1 }, cursor })).toThrow(InvalidCursorError);
     expect(() => planPage({}, { sort: {}, cursor })).toThrow(InvalidCursorError);
+  });
+
+  it('binds a cursor to its filter, whatever the order of its keys', () => {
+    const filter = { status: 'running', owner: 'alice', at: { $gte: '2026', $lt: '2027' } };
+    const cursor = cursorAfter({ pool: 1 }, { _id: 'n1', pool: 'a' }, filter);
+    const reordered = { at: { $lt: '2027', $gte: '2026' }, owner: 'alice', status: 'running' };
+    expect(planPage(reordered, { sort: { pool: 1 }, cursor }).after).toEqual(['a', 'n1']);
+    for (const other of [
+      {},
+      { ...filter, status: 'paused' },
+      { status: 'running', owner: 'alice' },
+      { ...filter, at: { $gte: '2026', $lt: '2028' } },
+      { ...filter, name: /a/ },
+    ]) {
+      expect(() => planPage(other, { sort: { pool: 1 }, cursor })).toThrow(InvalidCursorError);
+    }
+    const regex = cursorAfter({ pool: 1 }, { _id: 'n1', pool: 'a' }, { name: /a/i });
+    expect(() => planPage({ name: /a/ }, { sort: { pool: 1 }, cursor: regex })).toThrow(
+      InvalidCursorError,
+    );
+  });
+
+  it('refuses a cursor made before cursors were bound to their filter', () => {
+    const unbound = Buffer.from(
+      JSON.stringify({
+        s: [
+          ['pool', 1],
+          ['_id', 1],
+        ],
+        v: ['a', 'n1'],
+      }),
+    ).toString('base64url');
+    expect(() => planPage({}, { sort: { pool: 1 }, cursor: unbound })).toThrow(InvalidCursorError);
   });
 });
 

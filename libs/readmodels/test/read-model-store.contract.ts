@@ -468,6 +468,29 @@ export function readModelStoreContract(
           store.find('ranked', {}, { sort: { group: 1 }, cursor: nextCursor }),
         ).rejects.toBeInstanceOf(InvalidCursorError);
       });
+
+      it('refuses a cursor made for another filter, and takes it for the same one', async () => {
+        const odd = { rank: { $in: [1, 3, 5, 7, 9] } };
+        const first = await store.find('ranked', odd, { sort: { rank: 1 }, limit: 3 });
+        expect(first.nextCursor).not.toBeNull();
+        const cursor = first.nextCursor;
+        for (const other of [{}, { rank: { $in: [0, 2, 4, 6, 8] } }, { ...odd, group: 1 }]) {
+          await expect(
+            store.find('ranked', other, { sort: { rank: 1 }, cursor }),
+          ).rejects.toBeInstanceOf(InvalidCursorError);
+        }
+        const next = await store.find(
+          'ranked',
+          { rank: { $in: [1, 3, 5, 7, 9] } },
+          {
+            sort: { rank: 1 },
+            limit: 1000,
+            cursor,
+          },
+        );
+        const all = await store.find('ranked', odd, { sort: { rank: 1 }, limit: 1000 });
+        expect(ids([...first.items, ...next.items])).toEqual(ids(all.items));
+      });
     });
 
     describe('an insert-only collection', () => {
