@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
+import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { PageQuery } from '../platform/http/page-query.dto';
 import { IsZonedTime } from '../platform/http/zoned-time';
 
@@ -8,8 +9,7 @@ export const ID = /^[A-Za-z0-9._:@-]{1,200}$/;
 export class ListBillingRecordsQuery extends PageQuery {
   @ApiPropertyOptional({ description: "Only this owner's records (a user may only name itself)" })
   @IsOptional()
-  @IsString()
-  @Matches(ID, { message: 'owner must be 1-200 letters, digits or ._:@-' })
+  @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 
   @ApiPropertyOptional()

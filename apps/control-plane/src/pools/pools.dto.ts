@@ -15,14 +15,13 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
-
-const OWNER = /^[A-Za-z0-9._@:-]{1,128}$/;
+import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 
 export class PoolAccessDto {
   @ApiProperty({ type: [String], description: 'Owners allowed to place sessions; empty = open' })
   @IsArray()
   @ArrayMaxSize(1000)
-  @Matches(OWNER, { each: true, message: 'each tenant must be 1-128 of [A-Za-z0-9._@:-]' })
+  @Matches(OWNER_FORMAT, { each: true, message: `each tenant ${OWNER_RULE}` })
   tenants!: string[];
 }
 

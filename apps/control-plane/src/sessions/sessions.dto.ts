@@ -14,9 +14,8 @@ import {
   min,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
+import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { PageQuery } from '../platform/http/page-query.dto';
-
-const OWNER = /^[A-Za-z0-9._@:-]{1,128}$/;
 
 /**
  * One check of a field of one kind of session, applied when the session is of that kind or the
@@ -102,14 +101,14 @@ export class CreateSessionDto {
     description: "Admin only: the session's owner (default, and when null: the caller)",
   })
   @IsOptional()
-  @Matches(OWNER, { message: 'owner must be 1-128 characters of [A-Za-z0-9._@:-]' })
+  @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 }
 
 export class ListSessionsQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
-  @Matches(OWNER, { message: 'owner must be 1-128 characters of [A-Za-z0-9._@:-]' })
+  @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 
   @ApiPropertyOptional()

@@ -16,10 +16,9 @@ import {
   validateSync,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
+import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { compileFastCheck } from '../platform/http/fast-validation';
 import { CreateSessionDto } from './sessions.dto';
-
-const OWNER = /^[A-Za-z0-9._@:-]{1,128}$/;
 
 /** The create DTO as it was written with @ValidateIf: the reference for every refusal. */
 class ConditionalCreateSessionDto {
@@ -55,7 +54,7 @@ class ConditionalCreateSessionDto {
   poolId?: string;
 
   @IsOptional()
-  @Matches(OWNER, { message: 'owner must be 1-128 characters of [A-Za-z0-9._@:-]' })
+  @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 }
 

@@ -15,3 +15,16 @@ export const isPrivileged = (caller: Caller): boolean => hasRole(caller, 'admin'
 /** An operator reports only for the clusters named in its token; an admin for any. */
 export const mayReportFor = (caller: Caller, clusterId: string): boolean =>
   isPrivileged(caller) || (hasRole(caller, 'operator') && caller.clusters.includes(clusterId));
+
+/**
+ * The one format of an owner: a token's `sub`, a session's owner, a pool's tenant, an owner
+ * filter. 1-256 characters (code points), no control character (C0, DEL, C1), no whitespace at
+ * either end; anything else goes (e-mail addresses with `+`, names with spaces, Unicode).
+ */
+export const OWNER_MAX_LENGTH = 256;
+export const OWNER_FORMAT = /^(?=\S)\P{Cc}{1,256}(?<=\S)$/u;
+export const OWNER_RULE =
+  'must be 1-256 characters, with no control characters and no whitespace at either end';
+
+export const isOwner = (value: unknown): value is string =>
+  typeof value === 'string' && OWNER_FORMAT.test(value);

@@ -1,4 +1,4 @@
-import { Caller, hasRole, isPrivileged, mayReportFor } from './caller';
+import { Caller, hasRole, isOwner, isPrivileged, mayReportFor } from './caller';
 
 const caller = (roles: Caller['roles'], clusters: string[] = []): Caller => ({
   sub: 'x',
@@ -30,5 +30,35 @@ describe('caller', () => {
     it('lets an admin report for any cluster', () => {
       expect(mayReportFor(caller(['admin']), 'c9')).toBe(true);
     });
+  });
+});
+
+describe('isOwner: the one format of a sub, an owner and a tenant', () => {
+  it.each([
+    'alice',
+    'bob+ops@example.com',
+    'alice smith',
+    'Jürgen 山田',
+    'a'.repeat(256),
+    '😀'.repeat(256),
+  ])('takes %j', (owner) => expect(isOwner(owner)).toBe(true));
+
+  it.each([
+    '',
+    'a'.repeat(257),
+    ' alice',
+    'alice ',
+    '\u00a0alice',
+    'ali\nce',
+    'ali\u0000ce',
+    'ali\u007fce',
+    'ali\u009fce',
+    ' ',
+  ])('refuses %j', (owner) => expect(isOwner(owner)).toBe(false));
+
+  it('refuses what is not a string', () => {
+    for (const value of [null, undefined, 1, ['alice'], { sub: 'alice' }]) {
+      expect(isOwner(value)).toBe(false);
+    }
   });
 });

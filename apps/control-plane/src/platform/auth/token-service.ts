@@ -1,7 +1,7 @@
 import { createSecretKey, KeyObject } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { DomainError } from '../../../../../libs/kernel/src/errors';
-import { Caller, isRole, Role } from './caller';
+import { Caller, isOwner, isRole, OWNER_RULE, Role } from './caller';
 
 export type TokenClaims = { sub: string; roles: Role[]; clusters?: string[] };
 
@@ -33,7 +33,7 @@ export class TokenService {
   }
 
   async sign(claims: TokenClaims, ttlSec: number = DAY_SEC): Promise<string> {
-    if (!claims.sub) throw new Error('a token needs a sub');
+    if (!isOwner(claims.sub)) throw new Error(`a token's sub ${OWNER_RULE}`);
     if (claims.roles.length === 0 || !claims.roles.every(isRole)) {
       throw new Error(`a token needs at least one known role (${claims.roles.join(', ')})`);
     }
@@ -105,6 +105,8 @@ function toCaller(payload: Record<string, unknown>): Caller {
   if (typeof sub !== 'string' || sub.length === 0) {
     throw unauthenticated('token claim sub is invalid or missing');
   }
+  // The subject becomes the owner of what the caller creates: one format everywhere.
+  if (!isOwner(sub)) throw unauthenticated(`token claim sub ${OWNER_RULE}`);
   if (!Array.isArray(roles) || roles.length === 0) {
     throw unauthenticated('token claim roles must be a non-empty array');
   }

@@ -106,6 +106,29 @@ describe('TokenService', () => {
     expect((await refusal(token)).message).toMatch(/sub/);
   });
 
+  it.each([
+    ['300 characters', 'a'.repeat(300)],
+    ['a control character', 'alice\u0000'],
+    ['a C1 control character', 'alice\u0085x'],
+    ['DEL', 'al\u007fice'],
+    ['leading whitespace', ' alice'],
+    ['trailing whitespace', 'alice\t'],
+  ])('refuses a sub of %s, saying what a sub must be', async (_what, sub) => {
+    const token = await raw({ sub, roles: ['user'], exp: now() + 60 });
+    expect((await refusal(token)).message).toBe(
+      'token claim sub must be 1-256 characters, with no control characters and no whitespace at either end',
+    );
+    await expect(service.sign({ sub, roles: ['user'] })).rejects.toThrow(/sub/);
+  });
+
+  it.each(['bob+ops@example.com', 'alice smith', 'a'.repeat(256), 'Jürgen 山田', 'x'])(
+    'accepts a sub of %j',
+    async (sub) => {
+      const token = await service.sign({ sub, roles: ['user'] });
+      await expect(service.verify(token)).resolves.toMatchObject({ sub });
+    },
+  );
+
   it('refuses a token with no roles', async () => {
     const token = await raw({ sub: 'alice', roles: [], exp: now() + 60 });
     expect((await refusal(token)).message).toMatch(/roles/);
