@@ -102,6 +102,143 @@ describe('list queries over HTTP', () => {
     });
   });
 
+  /** The fields a 400 validation_failed names, with their problems. */
+  const refusedFields = async (path: string) => {
+    const res = await get(path);
+    expect({ path, status: res.status, code: res.body.error?.code }).toEqual({
+      path,
+      status: 400,
+      code: 'validation_failed',
+    });
+    return res.body.error.details.fields as Array<{ field: string; problems: string[] }>;
+  };
+
+  describe('a query parameter', () => {
+    const routes: Array<[string, string[]]> = [
+      ['/v1/nodes', ['clusterId', 'poolId', 'role', 'status', 'mode', 'limit', 'cursor']],
+      ['/v1/sessions', ['owner', 'nodeId', 'status', 'limit', 'cursor']],
+      ['/v1/billing/records', ['owner', 'sessionId', 'from', 'to', 'limit', 'cursor']],
+      ['/v1/notifications', ['since', 'limit', 'cursor']],
+      ['/v1/operations', ['poolId', 'clusterId', 'status']],
+      ['/v1/events', ['fromPosition', 'limit', 'type']],
+      ['/v1/streams/session-x', ['fromRevision', 'limit']],
+      ['/v1/clusters/c1/node-directives', ['since', 'wait']],
+    ];
+    const cases = routes.flatMap(([path, fields]) => fields.map((f) => [path, f]));
+
+    it.each(cases)('%s ?%s= (empty) is 400 naming it', async (path, field) => {
+      expect((await refusedFields(`${path}?${field}=`)).map((f) => f.field)).toEqual([field]);
+    });
+
+    it.each(cases)('%s ?%s given twice is 400 saying so', async (path, field) => {
+      expect(await refusedFields(`${path}?${field}=1&${field}=2`)).toEqual([
+        { field, problems: [`${field} was given more than once`] },
+      ]);
+    });
+
+    it.each([
+      ['/v1/nodes?poolId=garbage', 'poolId', 'poolId must be a pool id or none'],
+      ['/v1/sessions?nodeId=garbage', 'nodeId', 'nodeId must be a node id'],
+      [
+        '/v1/billing/records?sessionId=not%20one',
+        'sessionId',
+        'sessionId must be a session id (1-200 letters, digits or ._:@-)',
+      ],
+      ['/v1/operations?poolId=garbage', 'poolId', 'poolId must be a pool id'],
+      [
+        '/v1/operations?clusterId=Not_A_Cluster',
+        'clusterId',
+        expect.stringMatching(/^clusterId must be a cluster id/),
+      ],
+      [
+        '/v1/nodes?clusterId=-c1',
+        'clusterId',
+        expect.stringMatching(/^clusterId must be a cluster id/),
+      ],
+    ])('%s is 400 as the id in a path would be', async (path, field, problem) => {
+      expect(await refusedFields(path)).toEqual([{ field, problems: [problem] }]);
+    });
+
+    it.each([
+      ['/v1/operations/garbage', 'operationId', 'must be an operation id'],
+      ['/v1/drains/garbage', 'drainId', 'must be a drain id'],
+      ['/v1/nodes/garbage/drain-preview', 'nodeId', 'must be a node id'],
+      ['/v1/nodes/garbage', 'nodeId', 'must be a node id'],
+      ['/v1/node-pools/garbage', 'poolId', 'must be a pool id'],
+      ['/v1/sessions/garbage', 'sessionId', 'must be a session id'],
+      [
+        '/v1/billing/sessions/not%20one/verify',
+        'sessionId',
+        'must be a session id (1-200 letters, digits or ._:@-)',
+      ],
+    ])('a path id %s is 400 saying what it must be', async (path, field, problem) => {
+      expect(await refusedFields(path)).toEqual([{ field, problems: [problem] }]);
+    });
+
+    it('takes well-formed ids of nothing, `none` for nodes, and any cluster id that may exist', async () => {
+      const none = '00000000-0000-4000-8000-000000000000';
+      for (const path of [
+        '/v1/nodes?poolId=none',
+        `/v1/nodes?poolId=${none}`,
+        `/v1/sessions?nodeId=${none}`,
+        `/v1/billing/records?sessionId=${none}`,
+        `/v1/operations?poolId=${none}`,
+        '/v1/operations?clusterId=garbage',
+        '/v1/nodes?clusterId=garbage',
+      ]) {
+        expect({ path, status: (await get(path)).status }).toEqual({ path, status: 200 });
+      }
+    });
+
+    it.each(['0x10', '1e3', '%201', '1%20', '+1', '-0', '1.0', '1_000', 'Infinity'])(
+      'refuses the integer %j: plain decimal digits only',
+      async (text) => {
+        for (const [path, field] of [
+          ['/v1/nodes', 'limit'],
+          ['/v1/events', 'fromPosition'],
+          ['/v1/streams/session-x', 'fromRevision'],
+          ['/v1/clusters/c1/node-directives', 'wait'],
+        ]) {
+          expect(await refusedFields(`${path}?${field}=${text}`)).toEqual([
+            {
+              field,
+              problems: expect.arrayContaining([expect.stringContaining('decimal digits')]),
+            },
+          ]);
+        }
+      },
+    );
+
+    it('reads plain decimal integers, leading zeros too', async () => {
+      const page = await get('/v1/events?fromPosition=0&limit=002').expect(200);
+      expect(page.body.events.length).toBeLessThanOrEqual(2);
+    });
+
+    it.each(['2026-12-03T10:00:00+0900', '2026-12-03T10:00:00+09', '2026-12-03T10:00:00-0130'])(
+      'refuses the basic offset in %j for since, from and to',
+      async (time) => {
+        const q = encodeURIComponent(time);
+        for (const [path, field] of [
+          ['/v1/notifications', 'since'],
+          ['/v1/billing/records', 'from'],
+          ['/v1/billing/records', 'to'],
+        ]) {
+          expect((await refusedFields(`${path}?${field}=${q}`)).map((f) => f.field)).toEqual([
+            field,
+          ]);
+        }
+      },
+    );
+
+    it('takes the extended offset and Z', async () => {
+      for (const time of ['2026-12-03T10:00:00+09:00', '2026-12-03T10:00:00Z', '2026-12-03']) {
+        const q = encodeURIComponent(time);
+        await get(`/v1/notifications?since=${q}`).expect(200);
+        await get(`/v1/billing/records?from=${q}&to=${q}`).expect(200);
+      }
+    });
+  });
+
   describe('a cursor', () => {
     it('is refused (400 naming cursor) with another filter, and taken with its own', async () => {
       const ids = [await queued(), await queued(), await queued(), await queued()];

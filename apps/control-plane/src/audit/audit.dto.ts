@@ -1,7 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { QUERY_INT, QueryInt, QueryParams } from '../platform/http/page-query.dto';
 
+@QueryParams()
 export class ReadLogQuery {
   @ApiPropertyOptional({
     description: "First global position to return (inclusive); the previous page's nextPosition",
@@ -9,8 +10,8 @@ export class ReadLogQuery {
     maximum: Number.MAX_SAFE_INTEGER,
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @QueryInt()
+  @IsInt(QUERY_INT)
   @Min(0)
   // Larger integers lose digits as numbers (9007199254740993 read back as ...992).
   @Max(Number.MAX_SAFE_INTEGER)
@@ -18,8 +19,8 @@ export class ReadLogQuery {
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @QueryInt()
+  @IsInt(QUERY_INT)
   @Min(1)
   @Max(1000)
   limit?: number;
@@ -36,6 +37,7 @@ export class ReadLogQuery {
   type?: string;
 }
 
+@QueryParams()
 export class ReadStreamQuery {
   @ApiPropertyOptional({
     minimum: 0,
@@ -43,16 +45,16 @@ export class ReadStreamQuery {
     description: 'First revision to return (inclusive)',
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @QueryInt()
+  @IsInt(QUERY_INT)
   @Min(0)
   @Max(Number.MAX_SAFE_INTEGER)
   fromRevision?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @QueryInt()
+  @IsInt(QUERY_INT)
   @Min(1)
   @Max(1000)
   limit?: number;

@@ -12,9 +12,10 @@ import { recordView } from './billing-line';
 import { readSessionLog, recordsMatching, verifySessionLog } from './billing-verify';
 import { ceilToMillisecond } from '../platform/http/zoned-time';
 import {
+  BILLED_SESSION_ID,
+  BILLED_SESSION_ID_RULE,
   BillingRecordPage,
   BillingVerificationView,
-  ID,
   ListBillingRecordsQuery,
 } from './billing.dto';
 import { BILLING_PROJECTION, BILLING_RECORDS, BillingRecordDoc } from './billing.projection';
@@ -83,9 +84,7 @@ export class BillingController {
       } as BillingRecordPage;
     } catch (error) {
       if (isInvalidCursor(error)) {
-        throw validationFailed([
-          { field: 'cursor', problems: ['cursor is not valid for this query'] },
-        ]);
+        throw validationFailed([{ field: 'cursor', problems: ['is not a cursor of this query'] }]);
       }
       throw error;
     }
@@ -101,8 +100,8 @@ export class BillingController {
     @Param('sessionId') sessionId: string,
     @CurrentCaller() caller: Caller,
   ): Promise<BillingVerificationView> {
-    if (!ID.test(sessionId)) {
-      throw validationFailed([{ field: 'sessionId', problems: ['must be a session id'] }]);
+    if (!BILLED_SESSION_ID.test(sessionId)) {
+      throw validationFailed([{ field: 'sessionId', problems: [BILLED_SESSION_ID_RULE] }]);
     }
     const log = await readSessionLog(this.events, sessionId);
     if (log.owner === null || (!seesAll(caller) && log.owner !== caller.sub)) {

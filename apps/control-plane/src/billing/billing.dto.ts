@@ -1,11 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsOptional, Matches } from 'class-validator';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
-import { PageQuery } from '../platform/http/page-query.dto';
+import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
 import { IsZonedTime } from '../platform/http/zoned-time';
 
-export const ID = /^[A-Za-z0-9._:@-]{1,200}$/;
+/**
+ * A session id as billing takes it, in a path or a filter: looser than the sessions API's UUIDs,
+ * since billing also reads the logs of sessions recorded by other writers (and older versions).
+ */
+export const BILLED_SESSION_ID = /^[A-Za-z0-9._:@-]{1,200}$/;
+export const BILLED_SESSION_ID_RULE = 'must be a session id (1-200 letters, digits or ._:@-)';
 
+@QueryParams()
 export class ListBillingRecordsQuery extends PageQuery {
   @ApiPropertyOptional({ description: "Only this owner's records (a user may only name itself)" })
   @IsOptional()
@@ -14,8 +20,7 @@ export class ListBillingRecordsQuery extends PageQuery {
 
   @ApiPropertyOptional()
   @IsOptional()
-  @IsString()
-  @Matches(ID, { message: 'sessionId must be 1-200 letters, digits or ._:@-' })
+  @Matches(BILLED_SESSION_ID, { message: `sessionId ${BILLED_SESSION_ID_RULE}` })
   sessionId?: string;
 
   @ApiPropertyOptional({

@@ -4,17 +4,11 @@ import { IsIn, IsOptional } from 'class-validator';
 import { CommandContext, notFound } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { Roles } from '../platform/auth/decorators';
-import { validationFailed } from '../platform/errors/error-envelope';
 import { Ctx } from '../platform/http/command-context';
+import { checkId } from '../platform/http/ids';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { DrainsService } from './drains.service';
 import { DRAINS, DrainDoc } from './drains.projection';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const checkId = (field: string, id: string): string => {
-  if (!UUID.test(id)) throw validationFailed([{ field, problems: [`must be a ${field}`] }]);
-  return id;
-};
 
 export class DrainNodeDto {
   @ApiPropertyOptional({ enum: ['relocate', 'force'], default: 'relocate' })

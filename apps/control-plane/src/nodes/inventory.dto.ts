@@ -19,12 +19,13 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
+import { CLUSTER_ID } from '../platform/http/ids';
 import { NODE_ROLES, NodeRole } from './node.events';
 
 /** RFC 1123 hostname: dot-separated labels of [a-z0-9-], not starting or ending with '-'. */
 export const HOSTNAME =
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
-export const CLUSTER_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export { CLUSTER_ID };
 export const GPU_UUID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 /**
  * An RFC 3339 date-time with its offset (Z or ±hh:mm), seconds 00-59, up to nanoseconds. ISO-8601

@@ -13,19 +13,13 @@ import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
-import { validationFailed } from '../platform/errors/error-envelope';
+import { checkId } from '../platform/http/ids';
 import { NodeCommands } from './nodes.commands';
 import { CordonNodeDto, ListNodesQuery, NodePage, NodeView } from './nodes.dto';
 import { NodesQueries } from './nodes.queries';
 import { NoBody } from '../platform/http/no-body';
 
-const NODE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-const checkNodeId = (nodeId: string): string => {
-  if (!NODE_ID.test(nodeId))
-    throw validationFailed([{ field: 'nodeId', problems: ['must be a node id'] }]);
-  return nodeId;
-};
+const checkNodeId = (nodeId: string): string => checkId('nodeId', nodeId);
 
 @ApiTags('nodes')
 @ApiBearerAuth()

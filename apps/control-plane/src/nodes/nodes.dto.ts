@@ -1,21 +1,23 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { NODE_ROLES, NodeRole } from './node.events';
-import { CLUSTER_ID } from './inventory.dto';
-import { PageQuery } from '../platform/http/page-query.dto';
+import { CLUSTER_ID, CLUSTER_ID_RULE, UUID } from '../platform/http/ids';
+import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
+
+const POOL_FILTER = new RegExp(`^(none|${UUID.source.slice(1, -1)})$`);
 
 export const NODE_STATUSES = ['ready', 'busy', 'cordoned', 'offline'] as const;
 
+@QueryParams()
 export class ListNodesQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
-  @Matches(CLUSTER_ID, { message: 'clusterId must be 1-63 characters of [a-z0-9-]' })
+  @Matches(CLUSTER_ID, { message: `clusterId ${CLUSTER_ID_RULE}` })
   clusterId?: string;
 
   @ApiPropertyOptional({ description: 'A pool id, or `none` for nodes in no pool' })
   @IsOptional()
-  @IsString()
-  @MaxLength(128)
+  @Matches(POOL_FILTER, { message: 'poolId must be a pool id or none' })
   poolId?: string;
 
   @ApiPropertyOptional({ enum: NODE_ROLES })

@@ -41,9 +41,7 @@ export class NotificationsController {
       return { items: page.items.map(view), nextCursor: page.nextCursor };
     } catch (error) {
       if (isInvalidCursor(error)) {
-        throw validationFailed([
-          { field: 'cursor', problems: ['cursor is not valid for this query'] },
-        ]);
+        throw validationFailed([{ field: 'cursor', problems: ['is not a cursor of this query'] }]);
       }
       throw error;
     }

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { NOTIFICATION_TYPES, NotificationType } from './notification';
-import { PageQuery } from '../platform/http/page-query.dto';
+import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
 import { IsZonedTime } from '../platform/http/zoned-time';
 
+@QueryParams()
 export class ListNotificationsQuery extends PageQuery {
   @ApiPropertyOptional({
     description: 'Only notifications strictly after this time (ISO-8601 with a UTC offset)',

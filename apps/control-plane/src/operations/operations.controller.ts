@@ -14,21 +14,23 @@ import { IsIn, IsOptional, Matches } from 'class-validator';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
-import { checkId } from '../pools/pools.controller';
+import { QueryParams } from '../platform/http/page-query.dto';
+import { CLUSTER_ID, CLUSTER_ID_RULE, UUID, checkId } from '../platform/http/ids';
 import { OperationAccepted, ResizeNodePoolDto, ScaleNodePoolDto } from '../pools/pools.dto';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { OperationsService } from './operations.service';
 import { NoBody } from '../platform/http/no-body';
 
+@QueryParams()
 export class ListOperationsQuery {
   @ApiPropertyOptional()
   @IsOptional()
-  @Matches(/^[0-9a-f-]{36}$/, { message: 'poolId must be a pool id' })
+  @Matches(UUID, { message: 'poolId must be a pool id' })
   poolId?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
-  @Matches(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, { message: 'clusterId must be a cluster id' })
+  @Matches(CLUSTER_ID, { message: `clusterId ${CLUSTER_ID_RULE}` })
   clusterId?: string;
 
   @ApiPropertyOptional({ enum: ['pending', 'running', 'succeeded', 'failed', 'timeout'] })

@@ -3,16 +3,10 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nest
 import { CommandContext } from '../../../../libs/kernel/src';
 import { NodeView } from '../nodes/nodes.dto';
 import { Roles } from '../platform/auth/decorators';
-import { validationFailed } from '../platform/errors/error-envelope';
+import { checkId } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
 import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
 import { PoolsService } from './pools.service';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-export const checkId = (field: string, id: string): string => {
-  if (!UUID.test(id)) throw validationFailed([{ field, problems: [`must be a ${field}`] }]);
-  return id;
-};
 
 @ApiTags('node-pools')
 @ApiBearerAuth()

@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
+import { UUID } from '../platform/http/ids';
 
 export class PoolAccessDto {
   @ApiProperty({ type: [String], description: 'Owners allowed to place sessions; empty = open' })
@@ -140,7 +141,7 @@ export class CreateNodePoolDto {
 export class AssignPoolDto {
   @ApiProperty()
   @IsString()
-  @Matches(/^[0-9a-f-]{36}$/, { message: 'poolId must be a pool id' })
+  @Matches(UUID, { message: 'poolId must be a pool id' })
   poolId!: string;
 }
 

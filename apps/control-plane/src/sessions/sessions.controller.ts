@@ -3,18 +3,13 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nest
 import { CommandContext } from '../../../../libs/kernel/src';
 import { Caller } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
-import { validationFailed } from '../platform/errors/error-envelope';
+import { checkId } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
 import { CreateSessionDto, ListSessionsQuery, SessionPage, SessionView } from './sessions.dto';
 import { SessionsService } from './sessions.service';
 import { NoBody } from '../platform/http/no-body';
 
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const checkId = (id: string): string => {
-  if (!SESSION_ID.test(id))
-    throw validationFailed([{ field: 'sessionId', problems: ['must be a session id'] }]);
-  return id;
-};
+const checkSessionId = (id: string): string => checkId('sessionId', id);
 
 @ApiTags('sessions')
 @ApiBearerAuth()
@@ -45,7 +40,7 @@ export class SessionsController {
   @Roles('user', 'admin', 'auditor')
   @ApiOkResponse({ type: SessionView })
   get(@Param('sessionId') id: string, @CurrentCaller() caller: Caller) {
-    return this.sessions.get(checkId(id), caller);
+    return this.sessions.get(checkSessionId(id), caller);
   }
 
   /** Cold pause: the cards are released and billing stops. */
@@ -59,7 +54,7 @@ export class SessionsController {
     @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ) {
-    return this.sessions.command(checkId(id), caller, ctx, (at) => ({
+    return this.sessions.command(checkSessionId(id), caller, ctx, (at) => ({
       type: 'PauseSession',
       data: { reason: 'user', drainId: null, at },
     }));
@@ -76,7 +71,7 @@ export class SessionsController {
     @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ) {
-    return this.sessions.command(checkId(id), caller, ctx, (at) => ({
+    return this.sessions.command(checkSessionId(id), caller, ctx, (at) => ({
       type: 'ResumeSession',
       data: { displaced: false, drainId: null, at },
     }));
@@ -92,7 +87,7 @@ export class SessionsController {
     @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ) {
-    return this.sessions.command(checkId(id), caller, ctx, (at) => ({
+    return this.sessions.command(checkSessionId(id), caller, ctx, (at) => ({
       type: 'TerminateSession',
       data: { reason: 'user', at },
     }));
@@ -108,7 +103,7 @@ export class SessionsController {
     @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ) {
-    return this.sessions.command(checkId(id), caller, ctx, (at) => ({
+    return this.sessions.command(checkSessionId(id), caller, ctx, (at) => ({
       type: 'TerminateSession',
       data: { reason: 'admin_force', at },
     }));

@@ -15,7 +15,8 @@ import {
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
-import { PageQuery } from '../platform/http/page-query.dto';
+import { UUID } from '../platform/http/ids';
+import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
 
 /**
  * One check of a field of one kind of session, applied when the session is of that kind or the
@@ -105,6 +106,7 @@ export class CreateSessionDto {
   owner?: string;
 }
 
+@QueryParams()
 export class ListSessionsQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
@@ -113,8 +115,7 @@ export class ListSessionsQuery extends PageQuery {
 
   @ApiPropertyOptional()
   @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @Matches(UUID, { message: 'nodeId must be a node id' })
   nodeId?: string;
 
   @ApiPropertyOptional({ enum: ['queued', 'running', 'paused', 'terminated'] })

@@ -4,7 +4,7 @@ import { DomainError } from '../../../../../libs/kernel/src';
 import { Caller, mayReportFor } from '../../platform/auth/caller';
 import { CurrentCaller, Roles } from '../../platform/auth/decorators';
 import { validationFailed } from '../../platform/errors/error-envelope';
-import { CLUSTER_ID } from '../inventory.dto';
+import { checkClusterId } from '../../platform/http/ids';
 import { DEFAULT_WAIT_SEC, NodeDirectivesPage, NodeDirectivesQuery } from './node-directives.dto';
 import { NodeDirectivesService, decodeCursor } from './node-directives.service';
 
@@ -26,11 +26,7 @@ export class NodeDirectivesController {
     @Query() query: NodeDirectivesQuery,
     @CurrentCaller() caller: Caller,
   ): Promise<NodeDirectivesPage> {
-    if (!CLUSTER_ID.test(clusterId)) {
-      throw validationFailed([
-        { field: 'clusterId', problems: ['must be 1-63 characters of [a-z0-9-]'] },
-      ]);
-    }
+    checkClusterId(clusterId);
     if (!mayReportFor(caller, clusterId)) {
       throw new DomainError(
         'forbidden',

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { QUERY_INT, QueryInt, QueryParams } from '../../platform/http/page-query.dto';
 
 export const MAX_WAIT_SEC = 60;
 export const DEFAULT_WAIT_SEC = 25;
 
+@QueryParams()
 export class NodeDirectivesQuery {
   @ApiPropertyOptional({
     description:
@@ -21,8 +22,8 @@ export class NodeDirectivesQuery {
     description: 'Seconds to hold the request while nothing changed after `since`',
   })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
+  @QueryInt()
+  @IsInt(QUERY_INT)
   @Min(0)
   @Max(MAX_WAIT_SEC)
   wait?: number;

@@ -1,8 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsISO8601, Matches, ValidateBy, ValidationOptions } from 'class-validator';
 
-/** A date, or a date-time with its UTC offset: a bare local time would depend on the server's zone. */
-const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}(:?\d{2})?))?$/;
+/**
+ * A date, or a date-time with its UTC offset, `Z` or `±hh:mm`: a bare local time would depend on
+ * the server's zone, and the basic offsets (`+0900`, `+09`) are refused like other basic forms.
+ */
+const ZONED = /^\d{4}-\d{2}-\d{2}(T.*(Z|[+-]\d{2}:\d{2}))?$/;
 
 /** Whether `text` names an instant this server can read (ISO-8601 allows forms `Date` cannot). */
 export const isReadableTime = (text: unknown): boolean =>
