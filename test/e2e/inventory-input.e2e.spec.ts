@@ -1,4 +1,7 @@
 import request from 'supertest';
+import { UnavailableError } from '../../libs/kernel/src';
+import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
+import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, NodeInput, report } from '../support/reports';
 
@@ -41,6 +44,32 @@ describe('inventory report input over HTTP', () => {
       gpus: uuids.map((uuid) => ({ uuid, model: 'MIG_1g', memoryGiB: 10 })),
       ...over,
     });
+
+  describe('the heartbeat store failing after the report was recorded', () => {
+    it('answers 200 for a report whose changes were appended, and 503 for one that changed nothing', async () => {
+      const heartbeats = t.app.get<HeartbeatStore>(HEARTBEATS);
+      const down = () =>
+        jest
+          .spyOn(heartbeats, 'touch')
+          .mockRejectedValueOnce(
+            new UnavailableError('heartbeat store (Redis)', new Error('down')),
+          );
+      const node = gpuNode('gpu-hb-01');
+      const before = await eventCount();
+      down();
+      // Registered: appended, so done (a 503 said "nothing was done" of a recorded change).
+      const first = await post(report('c1', [node]));
+      expect(first.status).toBe(200);
+      expect(await eventCount()).toBeGreaterThan(before);
+      const after = await eventCount();
+      down();
+      const unchanged = await post(report('c1', [node]));
+      expect(unchanged.status).toBe(503);
+      expect(unchanged.body.error.code).toBe('unavailable');
+      expect(await eventCount()).toBe(after);
+      jest.restoreAllMocks();
+    });
+  });
 
   describe('observedAt', () => {
     it.each([

@@ -1,6 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, Turns, uuidFrom } from '../../../../libs/kernel/src';
+import {
+  CommandContext,
+  DomainError,
+  Turns,
+  UnavailableError,
+  uuidFrom,
+} from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
@@ -49,6 +55,8 @@ export class InventoryService {
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
   ) {}
+
+  private readonly logger = new Logger('inventory');
 
   /** Per cluster, reports that may claim GPU cards: one at a time. */
   private readonly claiming = new Turns();
@@ -132,7 +140,17 @@ export class InventoryService {
     } else {
       await apply();
     }
-    await this.heartbeats.touch(fresh);
+    try {
+      await this.heartbeats.touch(fresh);
+    } catch (error) {
+      // Redis went away after the report's changes were appended: they are done, and a 503
+      // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
+      // changes are what liveness counts from until they report again.
+      if (!(error instanceof UnavailableError) || lastPosition === 0) throw error;
+      this.logger.warn(
+        `report of ${reports.length} node(s) in ${clusterId} recorded, sightings not: ${error.message}`,
+      );
+    }
     await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;
   }
