@@ -2,6 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
+import { DelayedJobs } from '../../libs/jobs/src/port';
+import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
+import { DELAYED_JOBS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';
 
@@ -15,7 +18,7 @@ describe('cordon sync to Kubernetes', () => {
   let otherOperator: Record<string, string>;
   let admin: Record<string, string>;
   beforeAll(async () => {
-    t = await startApp({ CORDON_SYNC_SEC: '1', NODE_STALE_SEC: '300' });
+    t = await startApp({ CORDON_SYNC_SEC: '1', NODE_STALE_SEC: '300', JOBS_REPAIR_SEC: '1' });
     operator = await t.auth('op-c1', ['operator'], ['c1']);
     otherOperator = await t.auth('op-c2', ['operator'], ['c2']);
     admin = await t.auth('root', ['admin']);
@@ -55,6 +58,18 @@ describe('cordon sync to Kubernetes', () => {
     // Observed within the deadline: no overdue notification, even well after it.
     await sleep(2000);
     expect(await overdue(nodeId)).toEqual([]);
+  });
+
+  it('re-arms a deadline whose job was lost while running (Redis emptied), not only at start', async () => {
+    const jobs = t.app.get<DelayedJobs>(DELAYED_JOBS);
+    const { nodeId } = await reportNode('sync-lost-01', false);
+    await cordon(nodeId);
+    await eventually(async () => (await jobs.scheduledAt(CORDON_SYNC_QUEUE, nodeId)) !== null);
+    await jobs.cancel(CORDON_SYNC_QUEUE, nodeId); // as a Redis restarted empty loses it
+    // The operator never applies it: the notice still comes, once.
+    await eventually(async () => (await overdue(nodeId)).length === 1, 8000);
+    await sleep(2500);
+    expect(await overdue(nodeId)).toHaveLength(1);
   });
 
   it('lists every node of the cluster with its desired state when asked without a cursor', async () => {

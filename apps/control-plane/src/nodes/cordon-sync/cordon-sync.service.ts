@@ -44,7 +44,7 @@ export class CordonSyncService implements OnModuleInit {
   private readonly syncMs: number;
 
   constructor(
-    @Inject(CONFIG) config: Config,
+    @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
@@ -66,6 +66,10 @@ export class CordonSyncService implements OnModuleInit {
     this.runtime.afterStart(async () => {
       await this.reconcile();
     });
+    // Redis may lose jobs while we run (restarted empty, flushed): re-arm what is gone. Only
+    // at start, a cordon made before an outage went without its overdue notice until the next
+    // restart of the control plane.
+    this.runtime.every(this.config.jobsRepairSec * 1000, async () => void (await this.reconcile()));
   }
 
   /** Arms the deadline on every desired-state change; a deleted node needs none. */
@@ -123,10 +127,12 @@ export class CordonSyncService implements OnModuleInit {
   async reconcile(): Promise<number> {
     let rearmed = 0;
     try {
+      let live: ReadonlySet<string> | null = null;
       for (const filter of UNSYNCED) {
         for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, filter)) {
+          live ??= await this.jobs.liveJobIds(CORDON_SYNC_QUEUE);
           for (const doc of page) {
-            if ((await this.jobs.scheduledAt(CORDON_SYNC_QUEUE, doc.nodeId)) !== null) continue;
+            if (live.has(doc.nodeId)) continue;
             const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(doc.nodeId));
             if (state.status !== 'online' && state.status !== 'offline') continue;
             const { desired, since, overdue } = state.cordon;
