@@ -151,6 +151,28 @@ describe.each([
     await create('k-down', cluster('down')).expect(201);
   });
 
+  it('answers a pool create retried after its kept answer was lost (Redis emptied) with the pool it made, not 409 pool_name_taken', async () => {
+    const clusterId = (await create('k-pool-cluster', cluster('pooled')).expect(201)).body
+      .clusterId as string;
+    const createPool = () =>
+      request(t.url)
+        .post(`/v1/clusters/${clusterId}/node-pools`)
+        .set(admin)
+        .set('Idempotency-Key', 'k-pool')
+        .send({ name: 'workers', kind: 'cpu' });
+    const first = await createPool();
+    expect(first.status).toBe(201);
+    const keys = t.app.get<IdempotencyStore>(IDEMPOTENCY_STORE);
+    const get = jest.spyOn(keys, 'get').mockResolvedValueOnce(null); // the key is gone
+    const before = await head();
+    const retried = await createPool();
+    get.mockRestore();
+    expect(retried.status).toBe(201);
+    expect(retried.body.poolId).toBe(first.body.poolId);
+    expect(retried.body.name).toBe('workers');
+    expect(await appendedBy(retried, before)).toEqual([]);
+  });
+
   it('keeps keys apart per caller: the same key from another admin is a new command', async () => {
     const mine = await create('k-shared', cluster('shared'));
     const theirs = await create('k-shared', cluster('shared'), await t.auth('other', ['admin']));

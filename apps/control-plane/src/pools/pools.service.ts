@@ -79,6 +79,13 @@ export class PoolsService {
   ): Promise<PoolView> {
     refuseOtherKindFields(body);
     await this.existingCluster(clusterId);
+    const poolId = uuidFrom('pool', ctx.commandId);
+    // This very command made it already: a retry under an Idempotency-Key whose kept answer is
+    // gone (Redis restarted empty) answers as the first did, not 409 pool_name_taken over the
+    // pool it made itself.
+    const made = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    if (made.status === 'active') return this.listed(poolId, clusterId, ctx);
+    if (made.status !== 'absent') return this.get(poolId); // deleted since: shown as it is
     const taken = await this.readModels.count(NODE_POOLS, {
       clusterId,
       name: body.name,
@@ -98,7 +105,6 @@ export class PoolsService {
       );
     }
     const gpu = body.kind === 'gpu' && body.gpuType ? GPU_CATALOG[body.gpuType] : null;
-    const poolId = uuidFrom('pool', ctx.commandId);
     const definition: PoolDefinition = {
       poolId,
       clusterId,
@@ -130,10 +136,15 @@ export class PoolsService {
       { type: 'CreateNodePool', data: { ...definition, at } },
       ctx,
     );
+    return this.listed(poolId, clusterId, ctx);
+  }
+
+  /** The pool in its cluster's list (idempotent: the command id is the create's), then its view. */
+  private async listed(poolId: string, clusterId: string, ctx: CommandContext): Promise<PoolView> {
     const added = await this.pipeline.handle(
       clusterAggregate,
       clusterStreamId(clusterId),
-      { type: 'AddPoolToCluster', data: { clusterId, poolId, at } },
+      { type: 'AddPoolToCluster', data: { clusterId, poolId, at: ctx.now.toISOString() } },
       { ...ctx, commandId: uuidFrom(ctx.commandId, 'add-pool') },
     );
     await this.runner.settle(added.position, [POOLS_PROJECTION, 'projection:clusters']);
