@@ -131,6 +131,13 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
       details: { dependency: 'idempotency store (Redis)' },
     });
     expect(await log()).toEqual(before);
+    // The Nodes screen still answers (it was a 503 for the whole outage), with the last
+    // sighting recorded here: reports cannot be recorded meanwhile.
+    const screen = await request(own.t.url).get('/v1/nodes').set(admin);
+    expect(screen.status).toBe(200);
+    const shown = screen.body.items.find((n: { nodeId: string }) => n.nodeId === chatty);
+    expect(Date.parse(shown.lastSeenAt)).toBeLessThanOrEqual(killedAt);
+    expect((await request(own.t.url).get(`/v1/nodes/${chatty}`).set(admin)).status).toBe(200);
     const downFor = Date.now() - killedAt;
 
     await own.redis.start();

@@ -53,15 +53,9 @@ export class NodesQueries {
     return (await this.views([doc], now))[0];
   }
 
-  /**
-   * The node as a command on it left it. The command is done, so an unreachable heartbeat
-   * store must not turn its answer into a 503 (which says nothing was done, inviting a
-   * retry): the last sighting is then the node's last recorded change.
-   */
-  async afterCommand(nodeId: string, now = Date.now()): Promise<NodeView> {
-    const doc = await this.readModels.get<NodeDoc & Doc>(NODES, nodeId);
-    if (!doc) throw notFound('node', nodeId);
-    return (await this.views([doc], now, true))[0];
+  /** The node as a command on it left it (a read like any other: see `views`). */
+  afterCommand(nodeId: string, now = Date.now()): Promise<NodeView> {
+    return this.get(nodeId, now);
   }
 
   async gpus(nodeId: string): Promise<NodeGpuView[]> {
@@ -76,14 +70,16 @@ export class NodesQueries {
     }));
   }
 
-  private async views(
-    docs: readonly NodeDoc[],
-    now: number,
-    withoutHeartbeats = false,
-  ): Promise<NodeView[]> {
+  /**
+   * With the heartbeat store out of reach, the nodes are still shown (the Nodes screen was a
+   * 503 for the whole outage, and a command's answer must not be one: it says nothing was
+   * done), with the last sighting this process recorded, else the node's last recorded
+   * change. No report can be recorded meanwhile, so the age shown grows as it truly does.
+   */
+  private async views(docs: readonly NodeDoc[], now: number): Promise<NodeView[]> {
     const ids = docs.map((d) => d.nodeId);
     const beats = await this.heartbeats.get(ids).catch((error: unknown) => {
-      if (withoutHeartbeats && error instanceof UnavailableError) return ids.map(() => null);
+      if (error instanceof UnavailableError) return this.heartbeats.recordedHere(ids);
       throw error;
     });
     return docs.map((d, i) => {

@@ -20,6 +20,12 @@ export interface HeartbeatStore {
    * written late with their old receive time: silence is counted from here at the earliest.
    */
   restoredAt(): number;
+  /**
+   * The last sighting this process recorded for each node, without asking the store: what
+   * reads show while the store is out of reach (no report can be recorded meanwhile, so
+   * these are the latest this process could know). Null for a node it has not recorded.
+   */
+  recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -57,6 +63,13 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
 
   async remove(nodeId: string): Promise<void> {
     this.beats.delete(nodeId);
+  }
+
+  recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
+    return nodeIds.map((id) => {
+      const slot = this.beats.get(id);
+      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
+    });
   }
 
   restoredAt(): number {
@@ -141,6 +154,13 @@ export class RedisHeartbeatStore implements HeartbeatStore {
 
   restoredAt(): number {
     return this.restored;
+  }
+
+  recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
+    return nodeIds.map((id) => {
+      const seenAt = this.recorded.get(id);
+      return seenAt === undefined ? null : { seenAt, observedAt: null };
+    });
   }
 
   async ping(): Promise<void> {
