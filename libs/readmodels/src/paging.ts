@@ -35,8 +35,8 @@ export type PagePlan = {
    * order itself may run the caller's filter and keep what sorts after these instead.
    */
   readonly after: readonly CursorValue[] | null;
-  /** The digest of the caller's filter, carried by the next page's cursor. */
-  readonly query: string;
+  /** The caller's filter, whose digest the next page's cursor carries (made only then). */
+  readonly query: Filter;
 };
 
 export type CursorValue = string | number | boolean | null;
@@ -45,15 +45,14 @@ type CursorBody = { readonly s: SortKey[]; readonly v: CursorValue[]; readonly f
 export function planPage(filter: Filter, options: FindOptions = {}): PagePlan {
   const sort = normaliseSort(options.sort ?? {});
   const limit = normaliseLimit(options.limit);
-  const query = filterDigest(filter);
-  const after = options.cursor ? decodeCursor(options.cursor, sort, query) : null;
+  const after = options.cursor ? decodeCursor(options.cursor, sort, filterDigest(filter)) : null;
   return {
     filter: after ? { $and: [filter, afterFilter(sort, after)] } : filter,
     sort,
     limit,
     fetch: limit + 1,
     after,
-    query,
+    query: filter,
   };
 }
 
@@ -86,7 +85,10 @@ function canonicalJson(value: unknown): string {
 export function toPage<T extends Doc>(plan: PagePlan, fetched: T[]): Page<T> {
   if (fetched.length <= plan.limit) return { items: fetched, nextCursor: null };
   const items = fetched.slice(0, plan.limit);
-  return { items, nextCursor: encodeCursor(plan.sort, plan.query, items[items.length - 1]) };
+  return {
+    items,
+    nextCursor: encodeCursor(plan.sort, filterDigest(plan.query), items[items.length - 1]),
+  };
 }
 
 /** The sort as the object both mingo and the MongoDB driver accept. */
