@@ -58,6 +58,13 @@ class OwnRedis {
   async kill(): Promise<void> {
     if (this.child) await kill(this.child);
   }
+  /** Redis stalls: the connection stays up, nothing is answered (SIGSTOP) until `resume`. */
+  stall(): void {
+    this.child?.kill('SIGSTOP');
+  }
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
 }
 
 /**
@@ -488,4 +495,68 @@ describe('commands asked for while Redis is down are answered at once, each reco
     expect(log.filter((t) => t.startsWith('ClusterRequested'))).toHaveLength(1);
     expect(log.filter((t) => t.startsWith('SessionRequested'))).toHaveLength(1);
   }, 90_000);
+});
+
+describe('Redis stalls (connected, answering nothing) for longer than NODE_STALE_SEC', () => {
+  const own = onOwnRedis(() => ({ NODE_STALE_SEC: '2', JOBS_REPAIR_SEC: '1' }));
+  afterAll(() => own.redis?.resume());
+
+  it('answers within seconds meanwhile, and takes no node that kept reporting offline when it answers again', async () => {
+    const admin = await own.t.auth('root', ['admin']);
+    const operator = await own.t.auth('op', ['operator'], ['cs']);
+    const user = await own.t.auth('u-stall', ['user']);
+    const nodes = [gpuNode('st-01', 2, 'L40S'), gpuNode('st-02', 2, 'L40S')];
+    const post = () =>
+      request(own.t.url).post('/v1/inventory/reports').set(operator).send(report('cs', nodes));
+    await post().expect(200);
+    const running = (
+      await request(own.t.url)
+        .post('/v1/sessions')
+        .set(user)
+        .send({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1 })
+    ).body;
+    expect(running.status).toBe('running');
+    // The nodes report every 300 ms throughout, without waiting for answers.
+    let reporting = true;
+    const chatter = (async () => {
+      while (reporting) {
+        void post().then(
+          () => undefined,
+          () => undefined,
+        );
+        await sleep(300);
+      }
+    })();
+    await sleep(1000);
+
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    own.redis.stall();
+    try {
+      await sleep(500);
+      // A recorded command is answered as done, within the command timeout (it waited for
+      // the whole stall, and a client timing out retried into a second session).
+      const askedAt = Date.now();
+      const queued = await request(own.t.url)
+        .post('/v1/sessions')
+        .set(user)
+        .send({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 1 });
+      expect(queued.status).toBe(201);
+      expect(Date.now() - askedAt).toBeLessThan(4000);
+      const screen = await request(own.t.url).get('/v1/nodes').set(admin);
+      expect(screen.status).toBe(200);
+      await sleep(Math.max(0, 5000 - (Date.now() - askedAt))); // longer than NODE_STALE_SEC
+    } finally {
+      own.redis.resume();
+    }
+    await sleep(4000); // timers due during the stall fire now; the nodes keep reporting
+    reporting = false;
+    await chatter;
+    const offline = (
+      await request(own.t.url).get('/v1/events?limit=1000&type=NodeWentOffline').set(admin)
+    ).body.events;
+    expect(offline).toEqual([]);
+    const session = (await request(own.t.url).get(`/v1/sessions/${running.sessionId}`).set(user))
+      .body;
+    expect(session.status).toBe('running');
+  }, 60_000);
 });

@@ -158,6 +158,32 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     }
   }, 30_000);
 
+  it('answers within its command timeout while Redis stalls (connected, answering nothing), and says when it answered again', async () => {
+    const port = await freePort();
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const redis = redisOn(port);
+    const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-stall');
+    try {
+      await up(store);
+      await store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]);
+      redis.kill('SIGSTOP');
+      const started = Date.now();
+      await expect(store.get(['a'])).rejects.toBeInstanceOf(UnavailableError);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      const resumedAt = Date.now();
+      redis.kill('SIGCONT');
+      await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]);
+      // Reports could not be recorded while it stalled: silence counts from its return.
+      expect(store.restoredAt()).toBeGreaterThanOrEqual(resumedAt);
+      expect(await store.get(['a'])).toEqual([{ seenAt: 2, observedAt: null }]);
+    } finally {
+      redis.kill('SIGCONT');
+      errors.mockRestore();
+      await store.close();
+      redis.kill('SIGKILL');
+    }
+  }, 30_000);
+
   it('says when Redis came back after being out of reach', async () => {
     const port = await freePort();
     const start = () => redisOn(port);

@@ -1,5 +1,9 @@
 import type Redis from 'ioredis';
-import { RequestPathRedis, unavailableAs } from '../../platform/runtime/redis-unavailable';
+import {
+  RequestPathRedis,
+  isRedisUnreachable,
+  unavailableAs,
+} from '../../platform/runtime/redis-unavailable';
 
 /**
  * Heartbeats are not events (like Kubernetes' node Lease objects): a report that changes
@@ -105,10 +109,15 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly link: RequestPathRedis;
   private readonly redis: Redis;
   private readonly key: string;
-  private readonly unavailable = unavailableAs('heartbeat store (Redis)');
   private readonly recorded = new Map<string, number>();
+  /** Out of reach since the last command answered: disconnected, or stalled (timed out). */
   private lost = false;
   private restored = 0;
+  private readonly refused = unavailableAs('heartbeat store (Redis)');
+  private readonly unavailable = (error: unknown): never => {
+    if (isRedisUnreachable(error)) this.lost = true;
+    return this.refused(error);
+  };
 
   constructor(url: string, prefix: string) {
     this.link = new RequestPathRedis(url, 'heartbeats', 'heartbeat store (Redis)', {
@@ -117,10 +126,14 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     this.redis = this.link.client;
     this.key = `${prefix}:heartbeats`;
     this.redis.on('close', () => (this.lost = true));
-    this.redis.on('ready', () => {
-      if (this.lost) this.restored = Date.now();
-      this.lost = false;
-    });
+    this.redis.on('ready', () => this.answered());
+  }
+
+  /** Reachable again after being out of reach: reports could not be recorded until now. */
+  private answered(): void {
+    if (!this.lost) return;
+    this.lost = false;
+    this.restored = Date.now();
   }
 
   async touch(beats: readonly Beat[]): Promise<void> {
@@ -130,6 +143,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     const args: string[] = [];
     for (const b of beats) args.push(b.nodeId, encode(b));
     await this.redis.hset(this.key, ...args).catch(this.unavailable);
+    if (this.lost) this.answered();
     for (const b of beats) this.recorded.set(b.nodeId, b.seenAt);
   }
 
@@ -138,6 +152,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     const down = this.link.connected();
     if (down) await down;
     const raw = await this.redis.hmget(this.key, ...nodeIds).catch(this.unavailable);
+    if (this.lost) this.answered();
     return raw.map((value, i) => {
       if (value !== null) return decode(value);
       // Lost with Redis: the sighting, not the report order (observedAt) it kept.

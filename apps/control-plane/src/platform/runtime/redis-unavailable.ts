@@ -12,7 +12,9 @@ export const isRedisUnreachable = (error: unknown): boolean => {
     (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) ||
     e?.message === 'Connection is closed.' ||
     // enableOfflineQueue false: sent while the connection was not up.
-    (typeof e?.message === 'string' && e.message.startsWith("Stream isn't writeable"))
+    (typeof e?.message === 'string' && e.message.startsWith("Stream isn't writeable")) ||
+    // commandTimeout: connected, but Redis does not answer (stalled, overloaded).
+    e?.message === 'Command timed out'
   );
 };
 
@@ -39,6 +41,8 @@ export const logConnectionErrors = (redis: Redis, label: string): void => {
 
 /** How long a request waits for a Redis connection that is down before it is answered 503. */
 export const CONNECT_WAIT_MS = 1_000;
+/** How long a command may go unanswered on a live connection (a stalled Redis) before a 503. */
+export const COMMAND_TIMEOUT_MS = 2_000;
 
 /**
  * A Redis client for stores a request waits on (heartbeats, idempotency keys). ioredis by
@@ -46,8 +50,9 @@ export const CONNECT_WAIT_MS = 1_000;
  * several reconnect attempts, whose delays grow to 2 s: requests took 7-16 s to be answered
  * 503 in an outage, stacked up behind one another, and writes held that long landed late.
  * Here nothing is queued: a request waits at most CONNECT_WAIT_MS for the connection to be up
- * (a restart of Redis is usually that quick), else it fails at once; reconnect attempts stay
- * at most a second apart, so service resumes within a second of Redis.
+ * (a restart of Redis is usually that quick), else it fails at once; a command unanswered on a
+ * live connection fails after COMMAND_TIMEOUT_MS; reconnect attempts stay at most a second
+ * apart, so service resumes within a second of Redis.
  */
 export class RequestPathRedis {
   readonly client: Redis;
@@ -63,6 +68,9 @@ export class RequestPathRedis {
     this.client = new Redis(url, {
       ...options,
       enableOfflineQueue: false,
+      // A Redis that stalls (paused, swapping, a slow command) keeps the connection up and
+      // answers nothing: without this, requests waited for as long as it stalled.
+      commandTimeout: COMMAND_TIMEOUT_MS,
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     });
