@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { DelayedJobs } from '../../libs/jobs/src/port';
+import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
+import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
 import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
 import { DELAYED_JOBS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
@@ -10,7 +12,12 @@ import { eventually, gpuNode, report, sleep } from '../support/reports';
 
 type Directive = { nodeId: string; hostname: string; desired: { unschedulable: boolean } };
 type DirectivePage = { items: Directive[]; cursor: string };
-type NotificationItem = { type: string; nodeId: string | null; reason: string | null };
+type NotificationItem = {
+  type: string;
+  nodeId: string | null;
+  reason: string | null;
+  at: string;
+};
 
 describe('cordon sync to Kubernetes', () => {
   let t: TestApp;
@@ -70,6 +77,24 @@ describe('cordon sync to Kubernetes', () => {
     await eventually(async () => (await overdue(nodeId)).length === 1, 8000);
     await sleep(2500);
     expect(await overdue(nodeId)).toHaveLength(1);
+  });
+
+  it("gives the operator its full time again after the heartbeat store's return (reports could not be recorded meanwhile)", async () => {
+    const heartbeats = t.app.get<HeartbeatStore>(HEARTBEATS);
+    const { nodeId } = await reportNode('sync-outage-01', false);
+    await cordon(nodeId);
+    // The store came back (after an outage or a stall) 700 ms into the cordon's 1 s.
+    const restored = Date.now() + 700;
+    const spy = jest.spyOn(heartbeats, 'restoredAt').mockReturnValue(restored);
+    try {
+      const [notice] = await eventually(async () => {
+        const found = await overdue(nodeId);
+        return found.length > 0 ? found : null;
+      }, 8000);
+      expect(Date.parse(notice.at)).toBeGreaterThanOrEqual(restored + 1000 - 50);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('lists every node of the cluster with its desired state when asked without a cursor', async () => {

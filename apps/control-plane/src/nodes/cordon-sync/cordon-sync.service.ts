@@ -9,6 +9,8 @@ import { JobQueues } from '../../platform/observability/job-queues';
 import { Runtime } from '../../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../../platform/runtime/subscriptions.registry';
 import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../../platform/runtime/tokens';
+import { HEARTBEATS } from '../heartbeat/heartbeat.module';
+import { HeartbeatStore } from '../heartbeat/heartbeat.store';
 import { nodeAggregate } from '../node.aggregate';
 import { nodeCodec, nodeStreamId } from '../node.events';
 import { NODES, NodeDoc } from '../nodes.projection';
@@ -51,6 +53,7 @@ export class CordonSyncService implements OnModuleInit {
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(Runtime) private readonly runtime: Runtime,
     @Inject(JobQueues) private readonly queues: JobQueues,
+    @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
   ) {
     this.syncMs = config.cordonSyncSec * 1000;
   }
@@ -109,6 +112,19 @@ export class CordonSyncService implements OnModuleInit {
     if (desired !== job.desired || since !== job.since) return;
     if (overdue || state.observedUnschedulable === desired) return;
     const now = new Date();
+    // Reports could not be recorded while the heartbeat store was out of reach (down or
+    // stalled), so the operator could not show the change applied: its time runs again from
+    // the store's return, as a node's silence does.
+    const restored = this.heartbeats.restoredAt();
+    if (restored > Date.parse(since) && now.getTime() < restored + this.syncMs) {
+      await this.jobs.schedule<CordonSyncJob>(
+        CORDON_SYNC_QUEUE,
+        job.nodeId,
+        restored + this.syncMs,
+        job,
+      );
+      return;
+    }
     // One command per change: a retried or duplicated job appends nothing new.
     const commandId = uuidFrom('cordon-sync-overdue', job.nodeId, job.since, String(job.desired));
     await this.pipeline.handle(
