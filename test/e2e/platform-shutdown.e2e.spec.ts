@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import Redis from 'ioredis';
 import request from 'supertest';
 import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
 import { DELAYED_JOBS, EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
@@ -5,8 +7,18 @@ import { SubscriptionRunner } from '../../libs/cqrs/src';
 import { DelayedJobs } from '../../libs/jobs/src/port';
 import { EventStoreInUseError } from '../../libs/eventstore/src/sqlite-event-store';
 import { startApp } from '../support/app';
+import { ChildApp, ensureBuilt, freePort, startChildApp } from '../support/child-app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` is true, or fails after `ms`. */
+const waitFor = async (check: () => Promise<boolean>, ms = 10_000): Promise<void> => {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+};
 
 // A limit no other reader uses, so only the request under test is slowed down.
 const MARKER_LIMIT = 777;
@@ -85,4 +97,45 @@ describe('one control plane per embedded DATA_DIR', () => {
     const second = await startApp({}, { dataDir, redis: false });
     await second.close();
   }, 30_000);
+});
+
+describe('shutdown with Redis gone', () => {
+  it('exits within its deadline (10 s) on SIGTERM even when a store cannot be closed cleanly', async () => {
+    await ensureBuilt();
+    const port = await freePort();
+    const redis = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    let app: ChildApp | null = null;
+    try {
+      await waitFor(async () => {
+        const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+        try {
+          await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } catch {
+          return false;
+        } finally {
+          probe.disconnect();
+        }
+      });
+      app = await startChildApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+      await new Promise<void>((resolve) => {
+        redis.once('exit', () => resolve());
+        redis.kill('SIGKILL');
+      });
+      await sleep(1000);
+      const askedAt = Date.now();
+      process.kill(app.pid, 'SIGTERM');
+      // Not app.kill(): it escalates to SIGKILL after 10 s and would hide a hang.
+      const running = app;
+      await waitFor(async () => !running.running, 15_000);
+      expect(Date.now() - askedAt).toBeLessThan(13_000);
+    } finally {
+      if (app?.running) await app.kill('SIGKILL');
+      redis.kill('SIGKILL');
+    }
+  }, 60_000);
 });

@@ -3,6 +3,27 @@ import { TokenService } from './platform/auth/token-service';
 import { ConfigError, loadConfig } from './config/config';
 import { createApp } from './app.factory';
 
+/**
+ * A shutdown that cannot finish within this (a store out of reach holding a client's close:
+ * with Redis gone, SIGTERM left the process up for good) exits non-zero instead: what was
+ * recorded is in the log, and the next start re-arms every job from state. Below
+ * Kubernetes' default grace period (30 s), so the process says why it stopped.
+ */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
+
+const exitIfShutdownHangs = (): void => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      setTimeout(() => {
+        process.stderr.write(
+          `shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms (a store out of reach?); exiting\n`,
+        );
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+    });
+  }
+};
+
 const main = async (): Promise<void> => {
   let config;
   try {
@@ -16,6 +37,7 @@ const main = async (): Promise<void> => {
   }
   const { app, jwtSecret, generatedSecret } = await createApp(config);
   await app.listen({ port: config.port, host: config.host });
+  exitIfShutdownHangs();
   process.stdout.write(
     `control plane listening on http://${config.host}:${config.port} (data in ${config.dataDir})\n`,
   );
