@@ -1,3 +1,4 @@
+import { settleWithin } from '../../kernel/src/within';
 import { EventStore, ReadAllOptions, StoredEvent } from '../../eventstore/src/port';
 
 /**
@@ -231,16 +232,9 @@ export class SubscriptionRunner {
    */
   async settle(position: number, names: readonly string[], timeoutMs = 5000): Promise<boolean> {
     if (position <= 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref?.();
-    });
-    try {
-      return await Promise.race([this.caughtUp(position, names).then(() => true), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const outcome = await settleWithin(this.caughtUp(position, names), timeoutMs);
+    if (outcome.status === 'rejected') throw outcome.reason;
+    return outcome.status === 'fulfilled';
   }
 
   async status(): Promise<SubscriptionStatus[]> {

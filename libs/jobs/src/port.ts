@@ -1,3 +1,5 @@
+import { settleWithin } from '../../kernel/src/within';
+
 /**
  * Delayed jobs are hints, the event log is truth: every job can be re-derived from
  * state, ids are deterministic, and every handler re-checks state before acting.
@@ -108,24 +110,13 @@ export async function armWithin(
   waitMs: number,
   onMiss: (error: unknown) => void,
 ): Promise<boolean> {
-  const outcome = arming.then(
-    () => true as const,
-    (error: unknown) => {
-      onMiss(error);
-      return false as const;
-    },
-  );
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), waitMs);
-    timer.unref?.();
-  });
-  try {
-    const first = await Promise.race([outcome, late]);
-    if (first !== 'late') return first;
-    onMiss(new Error(`the job queue did not answer within ${waitMs} ms`));
+  const outcome = await settleWithin(arming, waitMs);
+  if (outcome.status === 'fulfilled') return true;
+  if (outcome.status === 'rejected') {
+    onMiss(outcome.reason);
     return false;
-  } finally {
-    clearTimeout(timer);
   }
+  onMiss(new Error(`the job queue did not answer within ${waitMs} ms`));
+  arming.catch(onMiss); // a failure after the wait is reported too
+  return false;
 }

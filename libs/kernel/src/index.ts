@@ -5,3 +5,4 @@ export * from './ids';
 export * from './codec';
 export * from './throttled-log';
 export * from './turns';
+export * from './within';

@@ -19,9 +19,10 @@ export interface HeartbeatStore {
   get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>>;
   remove(nodeId: string): Promise<void>;
   /**
-   * When the store last came back after being out of reach (epoch ms; 0 if it never was).
-   * Reports could not be recorded meanwhile, and ones held back in the client's queue were
-   * written late with their old receive time: silence is counted from here at the earliest.
+   * When the store last answered again after being out of reach, disconnected or stalled
+   * (epoch ms; 0 if it never was). Reports could not be recorded meanwhile, and writes that
+   * timed out in a stall land late with their old receive time: silence is counted from here
+   * at the earliest.
    */
   restoredAt(): number;
   /**

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ThrottledLog } from '../../../../../libs/kernel/src';
+import { ThrottledLog, settleWithin } from '../../../../../libs/kernel/src';
 import { SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
@@ -37,25 +37,12 @@ const failures = new ThrottledLog((message, error) =>
  * client's error text (which names hosts, options and versions); the text goes to the log.
  */
 const withTimeout = async (name: string, work: () => Promise<void>, ms: number): Promise<Check> => {
-  let timer: NodeJS.Timeout | undefined;
-  let late = false;
-  try {
-    await Promise.race([
-      work(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          late = true;
-          reject(new Error(`no answer within ${ms} ms`));
-        }, ms);
-      }),
-    ]);
-    return { ok: true };
-  } catch (error) {
-    failures.log(name, `${name} failed its readiness ping`, error);
-    return { ok: false, error: late ? `no answer within ${ms} ms` : 'not answering' };
-  } finally {
-    clearTimeout(timer);
-  }
+  const ping = await settleWithin(work(), ms);
+  if (ping.status === 'fulfilled') return { ok: true };
+  const late = ping.status === 'late';
+  const error = late ? new Error(`no answer within ${ms} ms`) : ping.reason;
+  failures.log(name, `${name} failed its readiness ping`, error);
+  return { ok: false, error: late ? `no answer within ${ms} ms` : 'not answering' };
 };
 
 /** What a load balancer asks before sending traffic: every store answers, read models are current. */

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PipelineObserver, SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { settleWithin } from '../../../../../libs/kernel/src';
 import { DELAYED_JOBS } from '../runtime/tokens';
 import { CountedHistogram } from './counted-histogram';
 import { JobQueues } from './job-queues';
@@ -10,19 +11,6 @@ type Outcome = Parameters<PipelineObserver>[0];
 
 /** A queue's backlog not read within this is left out of the scrape (Redis out of reach). */
 export const QUEUE_COUNT_WAIT_MS = 500;
-
-/** The value, or null when the promise fails or takes longer than `ms`. */
-const within = async <T>(promise: Promise<T>, ms: number): Promise<T | null> => {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([promise.catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-};
 
 /** Seconds; commands and requests are mostly well under 100 ms, slow ones matter most. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -108,8 +96,9 @@ export class Metrics {
           queues.names.map(async (queue) => {
             // One unreachable queue must not fail or hold up the whole scrape (the Redis
             // client retries for seconds): its series just go missing.
-            const counts = await within(jobs.counts(queue), QUEUE_COUNT_WAIT_MS);
-            if (!counts) return;
+            const read = await settleWithin(jobs.counts(queue), QUEUE_COUNT_WAIT_MS);
+            if (read.status !== 'fulfilled') return;
+            const counts = read.value;
             this.set({ queue, state: 'waiting' }, counts.waiting);
             this.set({ queue, state: 'delayed' }, counts.delayed);
             this.set({ queue, state: 'failed' }, counts.failed);

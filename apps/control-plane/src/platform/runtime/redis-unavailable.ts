@@ -1,5 +1,5 @@
 import Redis, { type RedisOptions } from 'ioredis';
-import { ThrottledLog, UnavailableError } from '../../../../../libs/kernel/src';
+import { ThrottledLog, UnavailableError, settleWithin } from '../../../../../libs/kernel/src';
 
 /** Errors ioredis gives when Redis cannot be reached (not a command Redis refused). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
@@ -89,22 +89,11 @@ export class RequestPathRedis {
         resolve();
       }),
     );
-    const up = this.up;
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new UnavailableError(
-              this.dependency,
-              new Error(`not connected within ${this.waitMs} ms`),
-            ),
-          ),
-        this.waitMs,
-      );
-      void up.then(() => {
-        clearTimeout(timer);
-        resolve();
-      });
+    return settleWithin(this.up, this.waitMs).then((outcome) => {
+      if (outcome.status === 'late') {
+        const cause = new Error(`not connected within ${this.waitMs} ms`);
+        throw new UnavailableError(this.dependency, cause);
+      }
     });
   }
 }
