@@ -64,7 +64,7 @@ export class NodesController {
       { type: 'CordonNode', data: { reason: body.reason ?? null, at: ctx.now.toISOString() } },
       ctx,
     );
-    return this.queries.afterCommand(nodeId);
+    return this.queries.get(nodeId);
   }
 
   @Post(':nodeId/uncordon')
@@ -78,7 +78,7 @@ export class NodesController {
       { type: 'UncordonNode', data: { at: ctx.now.toISOString() } },
       ctx,
     );
-    return this.queries.afterCommand(nodeId);
+    return this.queries.get(nodeId);
   }
 
   @Delete(':nodeId')

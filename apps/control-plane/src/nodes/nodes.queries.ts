@@ -53,11 +53,6 @@ export class NodesQueries {
     return (await this.views([doc], now))[0];
   }
 
-  /** The node as a command on it left it (a read like any other: see `views`). */
-  afterCommand(nodeId: string, now = Date.now()): Promise<NodeView> {
-    return this.get(nodeId, now);
-  }
-
   async gpus(nodeId: string): Promise<NodeGpuView[]> {
     const doc = await this.readModels.get<NodeDoc & Doc>(NODES, nodeId);
     if (!doc) throw notFound('node', nodeId);

@@ -241,7 +241,7 @@ export class PoolsService {
       { type: 'AssignNodeToPool', data: { poolId, at: ctx.now.toISOString() } },
       ctx,
     );
-    return this.nodes.afterCommand(nodeId);
+    return this.nodes.get(nodeId);
   }
 
   /**

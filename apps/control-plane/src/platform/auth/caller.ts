@@ -21,7 +21,6 @@ export const mayReportFor = (caller: Caller, clusterId: string): boolean =>
  * filter. 1-256 characters (code points), no control character (C0, DEL, C1), no whitespace at
  * either end; anything else goes (e-mail addresses with `+`, names with spaces, Unicode).
  */
-export const OWNER_MAX_LENGTH = 256;
 export const OWNER_FORMAT = /^(?=\S)\P{Cc}{1,256}(?<=\S)$/u;
 export const OWNER_RULE =
   'must be 1-256 characters, with no control characters and no whitespace at either end';
