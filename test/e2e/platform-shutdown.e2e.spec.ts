@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import Redis from 'ioredis';
 import request from 'supertest';
 import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
 import { DELAYED_JOBS, EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
@@ -7,7 +5,8 @@ import { SubscriptionRunner } from '../../libs/cqrs/src';
 import { DelayedJobs } from '../../libs/jobs/src/port';
 import { EventStoreInUseError } from '../../libs/eventstore/src/sqlite-event-store';
 import { startApp } from '../support/app';
-import { ChildApp, ensureBuilt, freePort, startChildApp } from '../support/child-app';
+import { ChildApp, ensureBuilt, startChildApp } from '../support/child-app';
+import { OwnRedis } from '../support/own-redis';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,30 +101,12 @@ describe('one control plane per embedded DATA_DIR', () => {
 describe('shutdown with Redis gone', () => {
   it('exits within its deadline (10 s) on SIGTERM even when a store cannot be closed cleanly', async () => {
     await ensureBuilt();
-    const port = await freePort();
-    const redis = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
-    );
+    const redis = await OwnRedis.onFreePort();
+    await redis.start();
     let app: ChildApp | null = null;
     try {
-      await waitFor(async () => {
-        const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
-        try {
-          await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } catch {
-          return false;
-        } finally {
-          probe.disconnect();
-        }
-      });
-      app = await startChildApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
-      await new Promise<void>((resolve) => {
-        redis.once('exit', () => resolve());
-        redis.kill('SIGKILL');
-      });
+      app = await startChildApp({ REDIS_URL: redis.url });
+      await redis.kill();
       await sleep(1000);
       const askedAt = Date.now();
       process.kill(app.pid, 'SIGTERM');
@@ -135,7 +116,7 @@ describe('shutdown with Redis gone', () => {
       expect(Date.now() - askedAt).toBeLessThan(13_000);
     } finally {
       if (app?.running) await app.kill('SIGKILL');
-      redis.kill('SIGKILL');
+      await redis.kill();
     }
   }, 60_000);
 });

@@ -1,71 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { Logger } from '@nestjs/common';
 import http from 'node:http';
-import net, { AddressInfo } from 'node:net';
-import Redis from 'ioredis';
+import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
+import { OwnRedis } from '../support/own-redis';
 import { cpuNode, eventually, gpuNode, report, sleep } from '../support/reports';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-
-/** A Redis of this test's own (nothing on disk), so killing it disturbs no other test. */
-const startRedis = async (port: number): Promise<ChildProcess> => {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
-  try {
-    await eventually(async () => {
-      try {
-        if (probe.status !== 'ready') await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } catch {
-        return false;
-      }
-    }, 10_000);
-  } finally {
-    probe.disconnect();
-  }
-  return child;
-};
-
-const kill = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-
-/** A Redis of a describe's own (nothing on disk), which its tests kill and start again. */
-class OwnRedis {
-  private child: ChildProcess | null = null;
-  constructor(readonly port: number) {}
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    this.child = await startRedis(this.port);
-  }
-  async kill(): Promise<void> {
-    if (this.child) await kill(this.child);
-  }
-  /** Redis stalls: the connection stays up, nothing is answered (SIGSTOP) until `resume`. */
-  stall(): void {
-    this.child?.kill('SIGSTOP');
-  }
-  resume(): void {
-    this.child?.kill('SIGCONT');
-  }
-}
 
 /**
  * The real app on a Redis of the describe's own, started before its tests (after the
@@ -74,7 +13,7 @@ class OwnRedis {
 const onOwnRedis = (env: () => Record<string, string>) => {
   const own = {} as { redis: OwnRedis; t: TestApp };
   beforeAll(async () => {
-    own.redis = new OwnRedis(await freePort());
+    own.redis = await OwnRedis.onFreePort();
     await own.redis.start();
     own.t = await startApp({ ...env(), REDIS_URL: own.redis.url });
   });
@@ -111,7 +50,7 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
     const [silent, chatty] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
     const before = await log();
 
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await own.redis.kill();
     const killedAt = Date.now();
     expect((await request(own.t.url).get('/health/live')).status).toBe(200);
@@ -226,7 +165,7 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
       }
     })();
 
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await sleep(500);
     await own.redis.kill();
     await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
@@ -322,7 +261,7 @@ describe('Redis restarted empty while a webhook delivery waits to be retried', (
     const id = await eventually(async () => [...attempts.keys()][0] ?? null);
     await eventually(async () => (attempts.get(id) ?? 0) >= 2); // failing, a retry waits
 
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await own.redis.kill();
     await own.redis.start(); // empty: the waiting retry is gone
     healthy = true;
@@ -357,7 +296,7 @@ describe('a drain asked for while Redis is down', () => {
     const log = async (): Promise<number> =>
       (await request(own.t.url).get('/v1/events?limit=1000').set(admin)).body.events.length;
 
-    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await own.redis.kill();
     await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
     const before = await log();
@@ -403,7 +342,7 @@ describe('a pool operation asked for while Redis is down', () => {
         .send({ name: 'work', kind: 'cpu' })
     ).body.poolId as string;
 
-    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await own.redis.kill();
     await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
     const askedAt = Date.now();
@@ -442,7 +381,7 @@ describe('commands asked for while Redis is down are answered at once, each reco
         (e: { type: string }) => e.type,
       );
 
-    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     await own.redis.kill();
     await eventually(async () => (await request(own.t.url).get('/health/ready')).status === 503);
     // Down for a while, as an outage is: the Redis client's own retries have slowed down.
@@ -529,7 +468,7 @@ describe('Redis stalls (connected, answering nothing) for longer than NODE_STALE
     })();
     await sleep(1000);
 
-    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     own.redis.stall();
     try {
       await sleep(500);

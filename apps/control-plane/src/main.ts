@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { EventStoreInUseError } from '../../../libs/eventstore/src/sqlite-event-store';
 import { TokenService } from './platform/auth/token-service';
 import { ConfigError, loadConfig } from './config/config';
@@ -11,12 +12,17 @@ import { createApp } from './app.factory';
  */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
+// Through the app's logger once it runs, so every line is one JSON object. Only what comes
+// before the logger (a bad setting, a failed start) and the first start's admin token, which
+// is for the person at the terminal and must never be in the log, are plain text.
+const log = new Logger('main');
+
 const exitIfShutdownHangs = (): void => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       setTimeout(() => {
-        process.stderr.write(
-          `shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms (a store out of reach?); exiting\n`,
+        log.fatal(
+          `shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms (a store out of reach?); exiting`,
         );
         process.exit(1);
       }, SHUTDOWN_DEADLINE_MS).unref();
@@ -38,8 +44,9 @@ const main = async (): Promise<void> => {
   const { app, jwtSecret, generatedSecret } = await createApp(config);
   await app.listen({ port: config.port, host: config.host });
   exitIfShutdownHangs();
-  process.stdout.write(
-    `control plane listening on http://${config.host}:${config.port} (data in ${config.dataDir})\n`,
+  log.log(
+    { url: `http://${config.host}:${config.port}`, dataDir: config.dataDir },
+    'control plane listening',
   );
   if (generatedSecret) {
     // First start without AUTH_JWT_SECRET: hand the operator a way in, never an open API.

@@ -1,6 +1,6 @@
 import { Job, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
-import { ThrottledLog } from '../../kernel/src/throttled-log';
+import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
 import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_CONCURRENCY } from './in-process-jobs';
 import { DelayedJobs, JobHandler, JobSlotsBusyError, QueueCounts, QueueOptions } from './port';
 
@@ -17,6 +17,8 @@ export type BullmqJobsOptions = {
   /** Exhausted jobs kept for `counts().failed` and inspection. */
   readonly keepFailed?: number;
   readonly onError?: (context: string, error: unknown) => void;
+  /** Where connection and worker failures are logged (throttled); default stderr. */
+  readonly log?: FailureSink;
 };
 
 /** What a BullMQ job carries: the logical id and runAt survive slots and retries exactly. */
@@ -53,10 +55,11 @@ export class BullmqJobs implements DelayedJobs {
   private started = false;
   private closing: Promise<void> | null = null;
   /** A Redis that is down fails every connection and worker on each retry: logged once per 10 s. */
-  private readonly errors = new ThrottledLog((message, error) => console.error(message, error));
+  private readonly errors: ThrottledLog;
 
   constructor(private readonly options: BullmqJobsOptions) {
     this.prefix = options.prefix ?? 'fleet';
+    this.errors = new ThrottledLog(options.log ?? consoleFailureSink);
     this.connection = new IORedis(options.redisUrl, { maxRetriesPerRequest: 3 });
     this.workerConnection = new IORedis(options.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error) => this.reportError('redis', error));
@@ -235,6 +238,6 @@ export class BullmqJobs implements DelayedJobs {
 
   private reportError(context: string, error: unknown): void {
     if (this.options.onError) return this.options.onError(context, error);
-    this.errors.failure(`jobs: ${context}:`, error);
+    this.errors.failure(`jobs: ${context} failed`, error);
   }
 }

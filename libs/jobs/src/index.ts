@@ -1,13 +1,18 @@
 import { BullmqJobs } from './bullmq-jobs';
 import { InProcessJobs } from './in-process-jobs';
 import { DelayedJobs } from './port';
+import { FailureSink } from '../../kernel/src/throttled-log';
 
 export * from './port';
 export * from './in-process-jobs';
 export * from './bullmq-jobs';
 
 /** BullMQ when Redis is configured, else in memory (jobs are re-derived by the reconciler at start). */
-export function createDelayedJobs(config: { redisUrl?: string; prefix?: string }): DelayedJobs {
+export function createDelayedJobs(config: {
+  redisUrl?: string;
+  prefix?: string;
+  log?: FailureSink;
+}): DelayedJobs {
   if (config.redisUrl) {
     // Our handlers are short (they re-read state and issue a command or two), so a dead
     // worker's jobs come back after seconds rather than BullMQ's default 30 s; a live worker
@@ -17,6 +22,7 @@ export function createDelayedJobs(config: { redisUrl?: string; prefix?: string }
       prefix: config.prefix,
       lockDuration: 5000,
       stalledInterval: 2000,
+      log: config.log,
     });
   }
   return new InProcessJobs();

@@ -1,3 +1,9 @@
+/** Where a failure is written: a log line saying `message`, with the error's fields. */
+export type FailureSink = (message: string, error: unknown) => void;
+
+/** The sink when none is given (libraries used outside the app, scripts). */
+export const consoleFailureSink: FailureSink = (message, error) => console.error(message, error);
+
 /**
  * Logs a recurring failure once per window instead of once per occurrence: a Redis that is
  * down makes every connection and worker fail on each reconnect attempt (over a hundred
@@ -9,7 +15,7 @@ export class ThrottledLog {
   private readonly last = new Map<string, { at: number; suppressed: number }>();
 
   constructor(
-    private readonly sink: (message: string, error: unknown) => void,
+    private readonly sink: FailureSink,
     private readonly windowMs = 10_000,
     private readonly now: () => number = Date.now,
   ) {}

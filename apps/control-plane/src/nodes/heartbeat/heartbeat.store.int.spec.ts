@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import net, { AddressInfo } from 'node:net';
@@ -123,7 +124,7 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
 
   it('answers at once while Redis is down, however long it has been, and resumes as it returns', async () => {
     const port = await freePort();
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     let redis = redisOn(port);
     const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-fast');
     try {
@@ -160,7 +161,7 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
 
   it('answers within its command timeout while Redis stalls (connected, answering nothing), and says when it answered again', async () => {
     const port = await freePort();
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const redis = redisOn(port);
     const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-stall');
     try {
@@ -187,7 +188,7 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
   it('says when Redis came back after being out of reach', async () => {
     const port = await freePort();
     const start = () => redisOn(port);
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     let redis = start();
     const url = `redis://127.0.0.1:${port}`;
     const probe = new RedisHeartbeatStore(url, 'hb-restore');

@@ -46,8 +46,12 @@ export const installObservability = (app: NestFastifyApplication): void => {
       correlationId: req.correlationId ?? String(request.id),
       sub: req.caller?.sub,
     };
-    if (reply.statusCode >= 500) requests.error(line, 'request failed');
+    // A 503 is a store out of reach, logged (throttled) by its client: each request it turns
+    // away is expected, a warning. Any other 5xx is a fault. Probes answered otherwise: debug.
+    const status = reply.statusCode;
+    if (status >= 500 && status !== 503) requests.error(line, 'request failed');
     else if (QUIET_ROUTES.has(route)) requests.debug(line, 'request');
+    else if (status === 503) requests.warn(line, 'request refused: a store is unavailable');
     else requests.info(line, 'request');
   });
 };

@@ -1,6 +1,7 @@
-import { LoggerService } from '@nestjs/common';
+import { Logger as NestLogger, LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Logger } from 'pino';
 import { Config } from '../../config/config';
+import type { FailureSink } from '../../../../../libs/kernel/src/throttled-log';
 
 /**
  * Paths censored in every log line. Nothing we log on purpose carries a header, so this is
@@ -97,3 +98,20 @@ export class PinoLoggerService implements LoggerService {
     this.pino[effective](fields, text);
   }
 }
+
+/**
+ * A failure sink for the stores' clients (Redis connections, job workers): one JSON line at
+ * error level through the app's logger, `context` naming the client, with the error's name,
+ * code and message (a connection failure's stack says nothing the code does not).
+ */
+export const failureLog = (context: string): FailureSink => {
+  const logger = new NestLogger(context);
+  return (message, error) => {
+    const e = error as { name?: unknown; code?: unknown; message?: unknown } | null;
+    const err =
+      e !== null && typeof e === 'object'
+        ? { name: e.name, code: e.code, message: e.message }
+        : { message: String(error) };
+    logger.error({ err }, message);
+  };
+};

@@ -14,6 +14,7 @@ import { createDelayedJobs } from '../../../../../libs/jobs/src';
 import { createReadModelStore } from '../../../../../libs/readmodels/src';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
 import { Config } from '../../config/config';
+import { failureLog } from '../observability/logger';
 import { EventTypes } from './event-types';
 import { Runtime } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
@@ -43,7 +44,11 @@ export class InfrastructureModule {
         {
           provide: DELAYED_JOBS,
           useFactory: () =>
-            createDelayedJobs({ redisUrl: config.redisUrl, prefix: config.redisPrefix }),
+            createDelayedJobs({
+              redisUrl: config.redisUrl,
+              prefix: config.redisPrefix,
+              log: failureLog('jobs'),
+            }),
         },
         {
           provide: CHECKPOINTS,

@@ -1,5 +1,6 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { ThrottledLog, UnavailableError, settleWithin } from '../../../../../libs/kernel/src';
+import { failureLog } from '../observability/logger';
 
 /** Errors ioredis gives when Redis cannot be reached (not a command Redis refused). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
@@ -34,8 +35,8 @@ export const unavailableAs =
  * it report them too), and again at once after it has reconnected.
  */
 export const logConnectionErrors = (redis: Redis, label: string): void => {
-  const errors = new ThrottledLog((message, error) => console.error(message, error));
-  redis.on('error', (error) => errors.failure(`${label}: redis:`, error));
+  const errors = new ThrottledLog(failureLog('redis'));
+  redis.on('error', (error) => errors.failure(`${label}: the Redis connection failed`, error));
   redis.on('ready', () => errors.clear());
 };
 
