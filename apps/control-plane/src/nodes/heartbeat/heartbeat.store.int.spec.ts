@@ -185,6 +185,37 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     }
   }, 30_000);
 
+  it('answers each call within its command timeout while Redis stalls, also calls made behind an earlier unanswered one', async () => {
+    const port = await freePort();
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const redis = redisOn(port);
+    const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-stall-queue');
+    try {
+      await up(store);
+      redis.kill('SIGSTOP');
+      // Reports arriving during the stall: each is answered within the timeout of its own
+      // call (2 s), not held until the calls before it have timed out too.
+      const took = await Promise.all(
+        [0, 500, 1_000, 1_500].map(async (delay) => {
+          await new Promise((r) => setTimeout(r, delay));
+          const started = Date.now();
+          const call =
+            delay % 1_000 === 0
+              ? store.get(['a'])
+              : store.touch([{ nodeId: 'a', seenAt: delay, observedAt: null }]);
+          await expect(call).rejects.toBeInstanceOf(UnavailableError);
+          return Date.now() - started;
+        }),
+      );
+      expect(Math.max(...took)).toBeLessThan(2_500);
+    } finally {
+      redis.kill('SIGCONT');
+      errors.mockRestore();
+      await store.close();
+      redis.kill('SIGKILL');
+    }
+  }, 30_000);
+
   it('says when Redis came back after being out of reach', async () => {
     const port = await freePort();
     const start = () => redisOn(port);

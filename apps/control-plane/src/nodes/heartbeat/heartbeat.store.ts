@@ -143,7 +143,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (down) await down;
     const args: string[] = [];
     for (const b of beats) args.push(b.nodeId, encode(b));
-    await this.redis.hset(this.key, ...args).catch(this.unavailable);
+    await this.link.bounded(this.redis.hset(this.key, ...args)).catch(this.unavailable);
     if (this.lost) this.answered();
     for (const b of beats) this.recorded.set(b.nodeId, b.seenAt);
   }
@@ -152,7 +152,9 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (nodeIds.length === 0) return [];
     const down = this.link.connected();
     if (down) await down;
-    const raw = await this.redis.hmget(this.key, ...nodeIds).catch(this.unavailable);
+    const raw = await this.link
+      .bounded(this.redis.hmget(this.key, ...nodeIds))
+      .catch(this.unavailable);
     if (this.lost) this.answered();
     return raw.map((value, i) => {
       if (value !== null) return decode(value);
@@ -164,7 +166,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
 
   async remove(nodeId: string): Promise<void> {
     await this.link.connected();
-    await this.redis.hdel(this.key, nodeId).catch(this.unavailable);
+    await this.link.bounded(this.redis.hdel(this.key, nodeId)).catch(this.unavailable);
     this.recorded.delete(nodeId);
   }
 
