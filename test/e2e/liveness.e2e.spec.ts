@@ -65,7 +65,7 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   beforeAll(async () => {
     t = await startApp({ NODE_STALE_SEC: '2' });
     admin = await t.auth('root', ['admin']);
-    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs', 'co']);
+    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs', 'co', 'cj']);
   });
   afterAll(async () => t.close());
 
@@ -113,6 +113,39 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     expect(
       (await events('NodeWentOffline')).filter((e) => e.streamId === `node-${chatty}`),
     ).toHaveLength(0);
+  });
+
+  it('registers a node whose first report is NotReady as offline without a notification, and notifies when it comes up', async () => {
+    const joining = await post(
+      report('cj', [gpuNode('joining-01', 1, 'L40S', { kubeletReady: false })]),
+    );
+    expect(joining.status).toBe(200);
+    const nodeId: string = joining.body.nodes[0].nodeId;
+    expect(joining.body.nodes[0].status).toBe('offline');
+    expect(await node(nodeId)).toMatchObject({
+      status: 'offline',
+      offlineReason: 'kubelet_not_ready',
+    });
+    const aboutIt = async () =>
+      (await request(t.url).get('/v1/notifications?limit=1000').set(admin)).body.items.filter(
+        (n: { nodeId: string | null }) => n.nodeId === nodeId,
+      );
+    // Joining is no transition (kubelets commonly start NotReady while a node boots).
+    await sleep(300);
+    expect(await aboutIt()).toEqual([]);
+    const up = await post(report('cj', [gpuNode('joining-01', 1, 'L40S')]));
+    expect(up.body.nodes[0].status).toBe('ready');
+    const [note] = await eventually(async () => {
+      const notes = await aboutIt();
+      return notes.length > 0 ? notes : null;
+    });
+    expect(note).toMatchObject({
+      type: 'node_status_changed',
+      hostname: 'joining-01',
+      from: 'offline',
+      to: 'ready',
+    });
+    expect(await aboutIt()).toHaveLength(1);
   });
 
   it('holds 4 of 5 nodes falling silent together and raises one stalled notification', async () => {
