@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net, { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { UnavailableError } from '../../../../../libs/kernel/src';
+import { OwnRedis } from '../../../../../test/support/own-redis';
 import { HeartbeatStore, MemoryHeartbeatStore, RedisHeartbeatStore } from './heartbeat.store';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -95,17 +94,6 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     }
   });
 
-  const freePort = () =>
-    new Promise<number>((resolve) => {
-      const server = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port: free } = server.address() as AddressInfo;
-        server.close(() => resolve(free));
-      });
-    });
-  const redisOn = (port: number): ChildProcess =>
-    spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
   const up = async (store: RedisHeartbeatStore) => {
     for (let i = 0; i < 200; i++) {
       try {
@@ -116,129 +104,113 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     }
     throw new Error('redis did not come up');
   };
-  const kill = (redis: ChildProcess) =>
-    new Promise<void>((resolve) => {
-      redis.once('exit', () => resolve());
-      redis.kill('SIGKILL');
-    });
 
-  it('answers at once while Redis is down, however long it has been, and resumes as it returns', async () => {
-    const port = await freePort();
+  /** `body` with a store on a Redis of its own, to kill, stall and restart; its failures' log lines silenced. */
+  const onOwnRedis = async (
+    prefix: string,
+    body: (redis: OwnRedis, store: RedisHeartbeatStore) => Promise<void>,
+  ): Promise<void> => {
+    const redis = await OwnRedis.onFreePort();
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    let redis = redisOn(port);
-    const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-fast');
+    await redis.start();
+    const store = new RedisHeartbeatStore(redis.url, prefix);
     try {
       await up(store);
-      await kill(redis);
-      // Long enough for ioredis's own reconnect delays to have grown to 2 s apart.
-      await new Promise((r) => setTimeout(r, 8_000));
-      // One after another, as a controller retrying would: each within the connect wait (1 s).
-      const took: number[] = [];
-      for (const call of [
-        () => store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]),
-        () => store.get(['a']),
-        () => store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]),
-        () => store.get(['a']),
-      ]) {
-        const started = Date.now();
-        await expect(call()).rejects.toBeInstanceOf(UnavailableError);
-        took.push(Date.now() - started);
-      }
-      expect(Math.max(...took)).toBeLessThan(1_300);
-      redis = redisOn(port);
-      const back = Date.now();
-      await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]).catch(() => up(store));
-      await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]);
-      expect(Date.now() - back).toBeLessThan(2_500);
-      // Nothing held from the outage was written late over it.
-      expect(await store.get(['a'])).toEqual([{ seenAt: 2, observedAt: null }]);
+      await body(redis, store);
     } finally {
+      redis.resume();
       errors.mockRestore();
       await store.close();
-      redis.kill('SIGKILL');
+      await redis.kill();
     }
-  }, 30_000);
+  };
 
-  it('answers within its command timeout while Redis stalls (connected, answering nothing), and says when it answered again', async () => {
-    const port = await freePort();
-    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const redis = redisOn(port);
-    const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-stall');
-    try {
-      await up(store);
-      await store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]);
-      redis.kill('SIGSTOP');
-      const started = Date.now();
-      await expect(store.get(['a'])).rejects.toBeInstanceOf(UnavailableError);
-      expect(Date.now() - started).toBeLessThan(3_000);
-      const resumedAt = Date.now();
-      redis.kill('SIGCONT');
-      await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]);
-      // Reports could not be recorded while it stalled: silence counts from its return.
-      expect(store.restoredAt()).toBeGreaterThanOrEqual(resumedAt);
-      expect(await store.get(['a'])).toEqual([{ seenAt: 2, observedAt: null }]);
-    } finally {
-      redis.kill('SIGCONT');
-      errors.mockRestore();
-      await store.close();
-      redis.kill('SIGKILL');
-    }
-  }, 30_000);
-
-  it('answers each call within its command timeout while Redis stalls, also calls made behind an earlier unanswered one', async () => {
-    const port = await freePort();
-    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const redis = redisOn(port);
-    const store = new RedisHeartbeatStore(`redis://127.0.0.1:${port}`, 'hb-stall-queue');
-    try {
-      await up(store);
-      redis.kill('SIGSTOP');
-      // Reports arriving during the stall: each is answered within the timeout of its own
-      // call (2 s), not held until the calls before it have timed out too.
-      const took = await Promise.all(
-        [0, 500, 1_000, 1_500].map(async (delay) => {
-          await new Promise((r) => setTimeout(r, delay));
+  it(
+    'answers at once while Redis is down, however long it has been, and resumes as it returns',
+    () =>
+      onOwnRedis('hb-fast', async (redis, store) => {
+        await redis.kill();
+        // Long enough for ioredis's own reconnect delays to have grown to 2 s apart.
+        await new Promise((r) => setTimeout(r, 8_000));
+        // One after another, as a controller retrying would: each within the connect wait (1 s).
+        const took: number[] = [];
+        for (const call of [
+          () => store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]),
+          () => store.get(['a']),
+          () => store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]),
+          () => store.get(['a']),
+        ]) {
           const started = Date.now();
-          const call =
-            delay % 1_000 === 0
-              ? store.get(['a'])
-              : store.touch([{ nodeId: 'a', seenAt: delay, observedAt: null }]);
-          await expect(call).rejects.toBeInstanceOf(UnavailableError);
-          return Date.now() - started;
-        }),
-      );
-      expect(Math.max(...took)).toBeLessThan(2_500);
-    } finally {
-      redis.kill('SIGCONT');
-      errors.mockRestore();
-      await store.close();
-      redis.kill('SIGKILL');
-    }
-  }, 30_000);
+          await expect(call()).rejects.toBeInstanceOf(UnavailableError);
+          took.push(Date.now() - started);
+        }
+        expect(Math.max(...took)).toBeLessThan(1_300);
+        await redis.start();
+        const back = Date.now();
+        await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]).catch(() => up(store));
+        await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]);
+        expect(Date.now() - back).toBeLessThan(2_500);
+        // Nothing held from the outage was written late over it.
+        expect(await store.get(['a'])).toEqual([{ seenAt: 2, observedAt: null }]);
+      }),
+    30_000,
+  );
 
-  it('says when Redis came back after being out of reach', async () => {
-    const port = await freePort();
-    const start = () => redisOn(port);
-    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    let redis = start();
-    const url = `redis://127.0.0.1:${port}`;
-    const probe = new RedisHeartbeatStore(url, 'hb-restore');
-    await up(probe);
-    await probe.close();
-    const store = new RedisHeartbeatStore(url, 'hb-restore');
-    try {
-      await up(store);
-      expect(store.restoredAt()).toBe(0); // reachable from the start: nothing was lost
-      await kill(redis);
-      await expect(store.get(['a'])).rejects.toThrow();
-      const restartedAt = Date.now();
-      redis = start();
-      await up(store);
-      expect(store.restoredAt()).toBeGreaterThanOrEqual(restartedAt);
-    } finally {
-      errors.mockRestore();
-      await store.close();
-      redis.kill('SIGKILL');
-    }
-  }, 30_000);
+  it(
+    'answers within its command timeout while Redis stalls (connected, answering nothing), and says when it answered again',
+    () =>
+      onOwnRedis('hb-stall', async (redis, store) => {
+        await store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]);
+        redis.stall();
+        const started = Date.now();
+        await expect(store.get(['a'])).rejects.toBeInstanceOf(UnavailableError);
+        expect(Date.now() - started).toBeLessThan(3_000);
+        const resumedAt = Date.now();
+        redis.resume();
+        await store.touch([{ nodeId: 'a', seenAt: 2, observedAt: null }]);
+        // Reports could not be recorded while it stalled: silence counts from its return.
+        expect(store.restoredAt()).toBeGreaterThanOrEqual(resumedAt);
+        expect(await store.get(['a'])).toEqual([{ seenAt: 2, observedAt: null }]);
+      }),
+    30_000,
+  );
+
+  it(
+    'answers each call within its command timeout while Redis stalls, also calls made behind an earlier unanswered one',
+    () =>
+      onOwnRedis('hb-stall-queue', async (redis, store) => {
+        redis.stall();
+        // Reports arriving during the stall: each is answered within the timeout of its own
+        // call (2 s), not held until the calls before it have timed out too.
+        const took = await Promise.all(
+          [0, 500, 1_000, 1_500].map(async (delay) => {
+            await new Promise((r) => setTimeout(r, delay));
+            const started = Date.now();
+            const call =
+              delay % 1_000 === 0
+                ? store.get(['a'])
+                : store.touch([{ nodeId: 'a', seenAt: delay, observedAt: null }]);
+            await expect(call).rejects.toBeInstanceOf(UnavailableError);
+            return Date.now() - started;
+          }),
+        );
+        expect(Math.max(...took)).toBeLessThan(2_500);
+      }),
+    30_000,
+  );
+
+  it(
+    'says when Redis came back after being out of reach',
+    () =>
+      onOwnRedis('hb-restore', async (redis, store) => {
+        expect(store.restoredAt()).toBe(0); // reachable from the start: nothing was lost
+        await redis.kill();
+        await expect(store.get(['a'])).rejects.toThrow();
+        const restartedAt = Date.now();
+        await redis.start();
+        await up(store);
+        expect(store.restoredAt()).toBeGreaterThanOrEqual(restartedAt);
+      }),
+    30_000,
+  );
 });
