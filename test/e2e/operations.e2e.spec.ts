@@ -4,6 +4,12 @@ import request from 'supertest';
 import Redis from 'ioredis';
 import { startApp, TestApp } from '../support/app';
 import { eventually } from '../support/reports';
+import { randomUUID } from 'node:crypto';
+import { CommandPipeline } from '../../libs/cqrs/src';
+import { systemContext } from '../../libs/kernel/src';
+import { nodeAggregate } from '../../apps/control-plane/src/nodes/node.aggregate';
+import { nodeStreamId } from '../../apps/control-plane/src/nodes/node.events';
+import { SimulatedProvisioner } from '../../apps/control-plane/src/provisioner/simulated-provisioner';
 
 type Operation = {
   operationId: string;
@@ -163,6 +169,32 @@ describe('operations with the simulated provisioner', () => {
       size: 3,
       operation: null,
     });
+  });
+
+  it('brings a simulated node that timed out back on its next heartbeat', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'cpu-beat', kind: 'cpu' });
+    const op = await h.scale(pool.poolId, 1);
+    expect(await h.finished(op.body.operationId)).toMatchObject({ status: 'succeeded' });
+    const [node] = await h.nodesOf(pool.poolId);
+    // Timed out as the liveness saga does when heartbeats are lost (a restart, Redis emptied).
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    await t.app
+      .get(CommandPipeline)
+      .handle(
+        nodeAggregate,
+        nodeStreamId(node.nodeId),
+        {
+          type: 'TimeOutNodeHeartbeat',
+          data: { lastSeenAt: new Date().toISOString(), staleSec: 1, at },
+        },
+        systemContext(randomUUID()),
+      );
+    const status = async () =>
+      (await request(t.url).get(`/v1/nodes/${node.nodeId}`).set(admin)).body.status;
+    await eventually(async () => (await status()) === 'offline');
+    await t.app.get(SimulatedProvisioner).beat();
+    await eventually(async () => (await status()) !== 'offline');
   });
 
   it('refuses sizes outside autoscaling min/max with 409 size_out_of_range', async () => {

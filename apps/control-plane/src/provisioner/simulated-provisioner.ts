@@ -131,14 +131,19 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
     };
   }
 
-  /** One heartbeat round: every online simulated node reports what it is. */
+  /**
+   * One heartbeat round: every simulated node that exists reports what it is, as a kubelet
+   * does. Offline ones too, unless they went offline because they are being removed (the only
+   * time a simulated node reports NotReady): one that timed out (the heartbeats lost, say)
+   * came back on its next beat, and reporting online ones only left it offline for good.
+   */
   async beat(): Promise<void> {
     if (this.beating) return;
     this.beating = true;
     try {
       const nodes = await findAll<NodeDoc & Doc>(this.readModels, NODES, {
         [`labels.${PROVISIONER_LABEL}`]: SIMULATED,
-        online: true,
+        offlineReason: { $ne: 'kubelet_not_ready' },
       });
       const byCluster = new Map<string, NodeReport[]>();
       for (const node of nodes) {

@@ -19,10 +19,13 @@ export interface HeartbeatStore {
   get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>>;
   remove(nodeId: string): Promise<void>;
   /**
-   * When the store last answered again after being out of reach, disconnected or stalled
-   * (epoch ms; 0 if it never was). Reports could not be recorded meanwhile, and writes that
-   * timed out in a stall land late with their old receive time: silence is counted from here
-   * at the earliest.
+   * Since when reports have been recordable without a break (epoch ms): this process's start
+   * (the store's construction), or the store's last return after being out of reach,
+   * disconnected or stalled. Reports could not be recorded before it (the control plane was
+   * down, or the store), and writes that timed out in a stall land late with their old
+   * receive time: silence is counted from here at the earliest. Without the start, a restart
+   * longer than NODE_STALE_SEC took every node whose heartbeat survived in Redis offline the
+   * moment the control plane came back, ending its sessions.
    */
   restoredAt(): number;
   /**
@@ -45,6 +48,8 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
    * promoted, and a fleet reporting all the time would fill the old generation with them.
    */
   private readonly beats = new Map<string, Slot>();
+  /** Heartbeats kept in memory are lost with the process: recordable since its start. */
+  private readonly startedAt = Date.now();
 
   async touch(beats: readonly Beat[]): Promise<void> {
     for (const b of beats) {
@@ -78,7 +83,7 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
   }
 
   restoredAt(): number {
-    return 0;
+    return this.startedAt;
   }
 
   async ping(): Promise<void> {}
@@ -113,7 +118,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly recorded = new Map<string, number>();
   /** Out of reach since the last command answered: disconnected, or stalled (timed out). */
   private lost = false;
-  private restored = 0;
+  /** This process's start, until the store is out of reach and back. */
+  private restored = Date.now();
   private readonly refused = unavailableAs('heartbeat store (Redis)');
   private readonly unavailable = (error: unknown): never => {
     if (isRedisUnreachable(error)) this.lost = true;
