@@ -125,6 +125,38 @@ describe('clusters over HTTP', () => {
     expect((await move('no-such-cluster', 'provisioning')).status).toBe(404);
   });
 
+  it('takes one upgrade at a time: another while upgrading is 409 and appends nothing, sequential or concurrent', async () => {
+    const created = (await create({ ...valid, name: 'one-upgrade' })).body;
+    const id = created.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping', 'running']) await move(id, to).expect(200);
+    const upgrade = (k8sVersion: string) =>
+      request(t.url).post(`/v1/clusters/${id}/upgrade`).set(admin).send({ k8sVersion });
+    const log = async () =>
+      (await request(t.url).get(`/v1/streams/cluster-${id}?limit=1000`).set(admin)).body.events
+        .length as number;
+    expect((await upgrade('1.31.0')).status).toBe(202);
+    const before = await log();
+    for (const version of ['1.32.0', '1.31.0']) {
+      const again = await upgrade(version);
+      expect([again.status, again.body.error?.code]).toEqual([409, 'invalid_transition']);
+    }
+    expect(await log()).toBe(before);
+    await move(id, 'running').expect(200);
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.k8sVersion).toBe(
+      '1.31.0',
+    );
+
+    // Ten at once: one is taken, and the version reached is the one it asked for.
+    const versions = Array.from({ length: 10 }, (_, i) => `1.33.${i}`);
+    const answers = await Promise.all(versions.map((v) => upgrade(v)));
+    const taken = answers.flatMap((a, i) => (a.status === 202 ? [versions[i]] : []));
+    expect(taken).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(9);
+    await move(id, 'running').expect(200);
+    const cluster = (await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body;
+    expect(cluster.k8sVersion).toBe(taken[0]);
+  });
+
   it('names the unknown cluster a transition or an upgrade was asked for', async () => {
     const moved = await move('no-such-cluster', 'provisioning');
     const upgraded = await request(t.url)

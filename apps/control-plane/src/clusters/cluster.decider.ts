@@ -31,6 +31,8 @@ export type ClusterCommand =
         at: string;
       };
     }
+  /** An admin's upgrade: unlike a reported step, asking it again is not "already there". */
+  | { type: 'UpgradeCluster'; data: { clusterId: string; k8sVersion: string; at: string } }
   | { type: 'AddPoolToCluster'; data: { clusterId: string; poolId: string; at: string } }
   | { type: 'RemovePoolFromCluster'; data: { clusterId: string; poolId: string; at: string } };
 
@@ -102,6 +104,28 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
         {
           type: 'ClusterTransitioned',
           data: { clusterId: cluster.clusterId, from: cluster.status, to, reason, ...version, at },
+        },
+      ];
+    }
+    case 'UpgradeCluster': {
+      // An upgrade under way is refused whatever its version: taken as a repeat, a second
+      // upgrade was answered 202 with an operation that "succeeded" at the first's version.
+      const cluster = existing(state, command.data.clusterId);
+      if (cluster.status === 'upgrading' || !mayTransition(cluster, 'upgrading')) {
+        throw invalidTransition('cluster', cluster.status, 'be upgraded');
+      }
+      const { k8sVersion, at } = command.data;
+      return [
+        {
+          type: 'ClusterTransitioned',
+          data: {
+            clusterId: cluster.clusterId,
+            from: cluster.status,
+            to: 'upgrading',
+            reason: `upgrade to ${k8sVersion}`,
+            k8sVersion,
+            at,
+          },
         },
       ];
     }

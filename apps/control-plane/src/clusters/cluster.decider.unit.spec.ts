@@ -119,6 +119,36 @@ describe('cluster lifecycle', () => {
     });
   });
 
+  it('upgrades a running cluster, and refuses another upgrade while one is under way, whatever its version', () => {
+    const upgrade = (k8sVersion: string) => ({
+      type: 'UpgradeCluster' as const,
+      data: { clusterId: 'c1', k8sVersion, at },
+    });
+    const upgrading: ClusterEvent = {
+      type: 'ClusterTransitioned',
+      data: {
+        clusterId: 'c1',
+        from: 'running',
+        to: 'upgrading',
+        reason: 'upgrade to 1.31.0',
+        k8sVersion: '1.31.0',
+        at,
+      },
+    };
+    spec.given(running).when(upgrade('1.31.0')).then([upgrading]);
+    expect(spec.given([...running, upgrading]).state).toMatchObject({ targetVersion: '1.31.0' });
+    spec
+      .given([...running, upgrading])
+      .when(upgrade('1.32.0'))
+      .thenRefuses('invalid_transition');
+    spec
+      .given([...running, upgrading])
+      .when(upgrade('1.31.0'))
+      .thenRefuses('invalid_transition');
+    spec.given([requested]).when(upgrade('1.31.0')).thenRefuses('invalid_transition');
+    spec.given([]).when(upgrade('1.31.0')).thenRefuses('not_found');
+  });
+
   it('treats a step reported twice as done', () => {
     spec.given(running).when(go('running')).thenNothing();
   });

@@ -63,14 +63,8 @@ export class ClustersController {
     await this.clusters.execute(
       clusterId,
       {
-        type: 'TransitionCluster',
-        data: {
-          clusterId,
-          to: 'upgrading',
-          reason: `upgrade to ${body.k8sVersion}`,
-          k8sVersion: body.k8sVersion,
-          at: ctx.now.toISOString(),
-        },
+        type: 'UpgradeCluster',
+        data: { clusterId, k8sVersion: body.k8sVersion, at: ctx.now.toISOString() },
       },
       ctx,
     );
