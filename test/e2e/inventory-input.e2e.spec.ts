@@ -255,6 +255,65 @@ describe('inventory report input over HTTP', () => {
     });
   });
 
+  describe('a card a session holds', () => {
+    const cards = (hostname: string, uuids: string[]) =>
+      gpuNode(hostname, 0, 'MIG_3g', {
+        gpus: uuids.map((uuid) => ({ uuid, model: 'MIG_3g', memoryGiB: 40 })),
+      });
+
+    it('is not taken by another node while the session holds it, even once its node stops listing it', async () => {
+      const from = await register(cards('gpu-held-01', ['MIG-held-0']));
+      const to = await register(cards('gpu-held-02', []));
+      const alice = await t.auth('alice', ['user']);
+      const created = await request(t.url)
+        .post('/v1/sessions')
+        .set(alice)
+        .send({ kind: 'gpu', gpuModel: 'MIG_3g', gpuCount: 1 });
+      expect(created.status).toBe(201);
+      const sessionId: string = created.body.sessionId;
+      const running = await eventually(async () => {
+        const s = (await request(t.url).get(`/v1/sessions/${sessionId}`).set(alice)).body;
+        return s.status === 'running' ? s : null;
+      });
+      expect(running).toMatchObject({ nodeId: from, gpus: ['MIG-held-0'] });
+
+      // Moved in one report: refused, nothing recorded (the card is in use where it was).
+      const before = await eventCount();
+      const moved = await post(
+        report('c1', [cards('gpu-held-01', []), cards('gpu-held-02', ['MIG-held-0'])]),
+      );
+      expect(moved.status).toBe(409);
+      expect(moved.body.error).toMatchObject({
+        code: 'gpu_uuid_conflict',
+        details: { hostname: 'gpu-held-02', uuid: 'MIG-held-0', nodeId: from },
+      });
+      expect(await eventCount()).toBe(before);
+
+      // Its node stops listing it: recorded; the session still holds it, so no one else may.
+      expect((await post(report('c1', [cards('gpu-held-01', [])]))).status).toBe(200);
+      const claimed = await post(report('c1', [cards('gpu-held-02', ['MIG-held-0'])]));
+      expect(claimed.status).toBe(409);
+      expect(claimed.body.error.details).toMatchObject({ uuid: 'MIG-held-0', nodeId: from });
+
+      // The session ends: the card is free, and the next session gets it on its new node.
+      await request(t.url).post(`/v1/sessions/${sessionId}/terminate`).set(alice).expect(200);
+      await eventually(
+        async () =>
+          (await post(report('c1', [cards('gpu-held-02', ['MIG-held-0'])]))).status === 200,
+      );
+      const bob = await t.auth('bob', ['user']);
+      const next = await request(t.url)
+        .post('/v1/sessions')
+        .set(bob)
+        .send({ kind: 'gpu', gpuModel: 'MIG_3g', gpuCount: 1 });
+      const placed = await eventually(async () => {
+        const s = (await request(t.url).get(`/v1/sessions/${next.body.sessionId}`).set(bob)).body;
+        return s.status === 'running' ? s : null;
+      });
+      expect(placed).toMatchObject({ nodeId: to, gpus: ['MIG-held-0'] });
+    });
+  });
+
   describe('labels', () => {
     it('keeps the label keys constructor and prototype', async () => {
       const res = await post(

@@ -164,7 +164,9 @@ export class InventoryService {
    *
    * The read model finds the candidate holders and the node's stream confirms each (the read
    * model may lag a release or a deletion). A holder in this same report that no longer lists
-   * the card releases it here: a card moved between two nodes is reported in one go. Reports
+   * the card releases it here: a card moved between two nodes is reported in one go, unless a
+   * session still holds it where it was (held by a session, a card is held by its node until
+   * the session ends, whatever the node lists). Reports
    * that may claim cards run one at a time per cluster, each until the read model shows its
    * cards (`report`); across replicas of the control plane the check remains a read.
    */
@@ -197,29 +199,39 @@ export class InventoryService {
     const stillHeld = async (uuid: string, holderId: string): Promise<boolean> => {
       const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(holderId));
       if (state.status !== 'online' && state.status !== 'offline') return false; // deleted
+      // A session holding it: in use there, whatever that node lists (a card does not move
+      // while a session runs on it; taken here, two sessions held one card).
+      if (Object.values(state.allocations).some((a) => a.gpus.includes(uuid))) return true;
       if (!state.gpus.some((g) => g.uuid === uuid)) return false; // released
       // In this report without the card (the controller made each uuid one node's): released now.
       const j = inReport.get(holderId);
       return j === undefined || isOutOfOrder(reports[j], state, newest[j]);
     };
-    // A few cards (a node registered or given cards): the holders of those. Many (a cluster's
-    // first report): every node of the cluster, as `$in` costs its length for each node read.
+    // Holders: the nodes listing the cards, and the nodes with sessions (a session's cards stay
+    // its own after its node stops listing them). A few cards (a node registered or given
+    // cards): those nodes. Many (a cluster's first report): every node of the cluster, as
+    // `$in` costs its length for each node read.
     const filter =
       claims.size <= MAX_CARDS_BY_UUID
-        ? { clusterId, 'gpus.uuid': { $in: [...claims.keys()] } }
+        ? {
+            clusterId,
+            $or: [{ 'gpus.uuid': { $in: [...claims.keys()] } }, { runningSessions: { $gt: 0 } }],
+          }
         : { clusterId };
     for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, filter)) {
       for (const holder of page) {
-        for (const card of holder.gpus) {
-          const i = claims.get(card.uuid);
+        const uuids = new Set(holder.gpus.map((g) => g.uuid));
+        for (const a of Object.values(holder.allocations)) for (const u of a.gpus) uuids.add(u);
+        for (const uuid of uuids) {
+          const i = claims.get(uuid);
           if (i === undefined || refs[i].nodeId === holder.nodeId) continue;
-          if (!(await stillHeld(card.uuid, holder.nodeId))) continue;
+          if (!(await stillHeld(uuid, holder.nodeId))) continue;
           const hostname = reports[i].hostname;
           throw new DomainError(
             'gpu_uuid_conflict',
-            `GPU ${card.uuid} reported for ${hostname} is held by node ${holder.hostname} of cluster ${clusterId}`,
+            `GPU ${uuid} reported for ${hostname} is held by node ${holder.hostname} of cluster ${clusterId}`,
             'conflict',
-            { hostname, uuid: card.uuid, nodeId: holder.nodeId },
+            { hostname, uuid, nodeId: holder.nodeId },
           );
         }
       }
