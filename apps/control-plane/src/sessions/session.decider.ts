@@ -51,7 +51,9 @@ const samePlacement = (a: Placement, b: Placement): boolean =>
 /**
  * The session lifecycle: queued → running ⇄ paused → terminated (a paused session resumes
  * through queued when nothing fits). Repeating the move a session already made is a no-op;
- * any other move is refused with invalid_transition.
+ * any other move is refused with invalid_transition. A pause by its owner (or an admin) of a
+ * session a drain paused or queued to move it is not a repeat: it takes the session from the
+ * drain, which resumes only what it paused itself.
  */
 export const decideSession = (command: SessionCommand, state: SessionState): SessionEvent[] => {
   switch (command.type) {
@@ -71,8 +73,15 @@ export const decideSession = (command: SessionCommand, state: SessionState): Ses
     }
     case 'PauseSession': {
       const s = existing(state);
-      if (s.status === 'paused') return [];
-      if (s.status !== 'running') throw invalidTransition('session', s.status, 'pause');
+      // Paused or queued by a drain to move it, a session is still its owner's to pause: the
+      // owner's pause is recorded (no segment is open to close), so the drain resumes it no more.
+      const ownerTakesOverDrain =
+        command.data.drainId === null &&
+        (s.status === 'paused' || s.status === 'queued') &&
+        s.drainId !== null;
+      if (s.status === 'paused' && !ownerTakesOverDrain) return [];
+      if (s.status !== 'running' && !ownerTakesOverDrain)
+        throw invalidTransition('session', s.status, 'pause');
       return [
         {
           type: 'SessionPaused',

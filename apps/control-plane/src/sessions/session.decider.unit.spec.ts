@@ -1,5 +1,5 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
-import { sessionDecider } from './session.decider';
+import { SessionCommand, sessionDecider } from './session.decider';
 import { Placement, SessionEvent } from './session.events';
 
 const spec = deciderSpec(sessionDecider);
@@ -210,6 +210,57 @@ describe('session', () => {
           data: { reason: 'node_offline', endedAt: T2, at: T2, onlyOnNode: 'n1' },
         })
         .thenNothing();
+    });
+  });
+
+  describe('when a drain is moving it', () => {
+    const byDrain: SessionEvent = {
+      type: 'SessionPaused',
+      data: { sessionId: 's1', reason: 'drain', drainId: 'd1', at: T1 },
+    };
+    const displaced: SessionEvent = {
+      type: 'SessionResumeRequested',
+      data: { sessionId: 's1', displaced: true, drainId: 'd1', at: T1 },
+    };
+    const ownerPause: SessionCommand = {
+      type: 'PauseSession',
+      data: { reason: 'user', drainId: null, at: T2 },
+    };
+    const ownerPaused: SessionEvent = {
+      type: 'SessionPaused',
+      data: { sessionId: 's1', reason: 'user', drainId: null, at: T2 },
+    };
+    const drainResume: SessionCommand = {
+      type: 'ResumeSession',
+      data: { displaced: true, drainId: 'd1', at: T3 },
+    };
+
+    it('records its owner pausing it while paused for the move, and the drain no longer resumes it', () => {
+      spec.given([requested, started, byDrain]).when(ownerPause).then([ownerPaused]);
+      spec.given([requested, started, byDrain, ownerPaused]).when(drainResume).thenNothing();
+    });
+
+    it('records its owner pausing it while queued for the move, and it is placed no more', () => {
+      spec.given([requested, started, byDrain, displaced]).when(ownerPause).then([ownerPaused]);
+      spec
+        .given([requested, started, byDrain, displaced, ownerPaused])
+        .when({ type: 'PlaceSession', data: { placement: placement('n2'), at: T3 } })
+        .thenRefuses('invalid_transition');
+    });
+
+    it('ignores the owner pausing it a second time, and the drain pausing it again', () => {
+      spec.given([requested, started, byDrain, ownerPaused]).when(ownerPause).thenNothing();
+      spec
+        .given([requested, started, byDrain])
+        .when({ type: 'PauseSession', data: { reason: 'drain', drainId: 'd1', at: T2 } })
+        .thenNothing();
+    });
+
+    it('still refuses a pause of a session queued by its owner, not by a drain', () => {
+      spec
+        .given([requested, started, paused, resumeRequested])
+        .when(ownerPause)
+        .thenRefuses('invalid_transition');
     });
   });
 

@@ -33,7 +33,11 @@ export type SessionEvent =
     }
   /** First placement: a billing segment opens at `at`. */
   | { type: 'SessionStarted'; data: Placement & { sessionId: string; at: string } }
-  /** Cold pause: the segment closes at `at`, the cards are released. */
+  /**
+   * Cold pause: the segment closes at `at`, the cards are released. Also recorded (reason
+   * user, drainId null) when the owner pauses a session a drain had paused or queued to move
+   * it: no segment is open then; the session is the owner's again, not the drain's to resume.
+   */
   | {
       type: 'SessionPaused';
       data: { sessionId: string; reason: PauseReason; drainId: string | null; at: string };
