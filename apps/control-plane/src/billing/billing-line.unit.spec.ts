@@ -154,6 +154,21 @@ describe('segmentsOf', () => {
     });
   });
 
+  describe('when its owner pauses a session a drain paused or queued to move it', () => {
+    it('bills nothing more: the drain’s pause closed the only segment', () => {
+      const { lines } = given(
+        requested(),
+        started(T0),
+        paused(T1),
+        paused(T2),
+        resumeRequested(T2),
+        paused(T3),
+        terminated(T4),
+      );
+      expect(lines.map((l) => [l.from, l.to])).toEqual([[T0, T1]]);
+    });
+  });
+
   describe('when the node goes offline under a running session', () => {
     it('bills to the node’s last report (endedAt), not to the termination', () => {
       const lastReport = '2026-12-02T10:05:00.000Z';

@@ -155,7 +155,12 @@ export class DrainSaga {
     }
   }
 
-  /** Cold pause (the segment closes), resume request ahead of never-run sessions, placement elsewhere. */
+  /**
+   * Cold pause (the segment closes), resume request ahead of never-run sessions, placement
+   * elsewhere. Each step re-decides on the session's stream: once its owner pauses it (even
+   * between these steps), the resume is a no-op, a placement in flight is refused (its cards
+   * released) and the outcome is `gone`.
+   */
   private async relocate(
     drain: Extract<DrainState, { status: 'running' }>,
     sessionId: string,

@@ -2,6 +2,10 @@ import { Aggregate } from '../../../../libs/cqrs/src';
 import { Decider, EventCodec, assertNever } from '../../../../libs/kernel/src';
 import { DrainMode } from '../nodes/node.events';
 
+/**
+ * `gone`: no longer the drain's to move: terminated, or paused by its owner meanwhile (then it
+ * is off the node, unbilled, and listed nowhere, as a session paused before the drain began).
+ */
 export type RelocationOutcome = 'relocated' | 'queued' | 'gone';
 export type DrainOutcome = 'drained' | 'cancelled' | 'node_offline';
 
