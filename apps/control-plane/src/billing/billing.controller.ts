@@ -43,7 +43,8 @@ export class BillingController {
 
   /**
    * Records by `from`, then `_id`. `from`/`to` select the records whose interval overlaps
-   * [from, to): record.to ≥ from and record.from < to. `total` sums every match, not the page.
+   * [from, to): record.to ≥ from and record.from < to. Every match without `limit` or
+   * `cursor`; pages of `limit` (default 100) with either. `total` sums every match.
    */
   @Get('records')
   @ApiOkResponse({ type: BillingRecordPage })
@@ -71,15 +72,22 @@ export class BillingController {
     if (from !== undefined) filter.to = { $gte: from };
     if (to !== undefined) filter.from = { $lt: to };
     try {
+      // `total` sums every match, so every match is read anyway.
+      const all = await recordsMatching(this.readModels, filter);
+      const total = all.reduce((sum, r) => sum + r.amount, 0);
+      // API.md's listing is every matching record; paging is asked for with limit or cursor
+      // (a default page of 100 left a client that does not page short of what `total` sums).
+      if (query.limit === undefined && query.cursor === undefined) {
+        return { items: all, total, nextCursor: null } as BillingRecordPage;
+      }
       const page = await this.readModels.find<BillingRecordDoc>(BILLING_RECORDS, filter, {
         sort: { from: 1 },
         limit: query.limit ?? 100,
         cursor: query.cursor ?? null,
       });
-      const all = await recordsMatching(this.readModels, filter);
       return {
         items: page.items.map(recordView),
-        total: all.reduce((sum, r) => sum + r.amount, 0),
+        total,
         nextCursor: page.nextCursor,
       } as BillingRecordPage;
     } catch (error) {
