@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { EventStore } from '../../libs/eventstore/src/port';
+import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
 import { cpuNode, eventually, gpuNode, report } from '../support/reports';
 
@@ -141,6 +143,153 @@ describe('node pools over HTTP', () => {
     );
     const odd = await nodeIdOf('pc1', 'odd-01');
     expect((await request(t.url).get(`/v1/nodes/${odd}`).set(admin)).body.poolId).toBeNull();
+  });
+
+  it('appends nothing for a pool delete refused because a scale took the pool first, and deletes the other pool', async () => {
+    type Event = {
+      position: number;
+      streamId: string;
+      type: string;
+      metadata: { correlationId: string };
+    };
+    const eventsFrom = async (position: number): Promise<Event[]> => {
+      const all: Event[] = [];
+      for (let from = position; ;) {
+        const page = await request(t.url)
+          .get(`/v1/events?fromPosition=${from}&limit=1000`)
+          .set(admin);
+        all.push(...page.body.events);
+        if (page.body.events.length < 1000) return all;
+        from = page.body.nextPosition;
+      }
+    };
+    const within = <T>(ms: number, p: Promise<T>) =>
+      Promise.race([p, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
+    // The race the probe found, made to happen every time: the scale's lock on A is held at the
+    // store until the delete of A has read A (free) and appended something, or 500 ms passed.
+    const store = t.app.get<symbol, EventStore>(EVENT_STORE);
+    const append = store.append.bind(store);
+    let hold: { correlationId: string; held: () => void; release: Promise<void> } | null = null;
+    let delAWrote: (() => void) | null = null;
+    let delAId = '';
+    store.append = async (streamId, events, expected) => {
+      const correlationId = events[0]?.metadata.correlationId;
+      if (hold && correlationId === hold.correlationId && streamId.startsWith('pool-')) {
+        hold.held();
+        await hold.release;
+      }
+      const result = await append(streamId, events, expected);
+      if (correlationId === delAId) delAWrote?.();
+      return result;
+    };
+    const clusters = ['race-0', 'race-1', 'race-2'];
+    const reporter = await t.auth('op-race', ['operator'], clusters);
+    try {
+      for (const clusterId of clusters) {
+        await request(t.url)
+          .post('/v1/inventory/reports')
+          .set(reporter)
+          .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
+          .expect(200);
+        await eventually(
+          async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
+        );
+        const a = (await createPool(clusterId, { name: 'a', kind: 'cpu' })).body;
+        const b = (await createPool(clusterId, { name: 'b', kind: 'cpu' })).body;
+        const head = (await request(t.url).get(`/v1/streams/cluster-${clusterId}`).set(admin)).body
+          .events as Event[];
+        const since = head[head.length - 1].position + 1;
+        const ids = {
+          scale: `${clusterId}-scale-a`,
+          delA: `${clusterId}-del-a`,
+          delB: `${clusterId}-del-b`,
+        };
+        delAId = ids.delA;
+        let release = () => undefined as void;
+        const held = new Promise<void>((resolve) => {
+          hold = {
+            correlationId: ids.scale,
+            held: resolve,
+            release: new Promise<void>((r) => (release = r)),
+          };
+        });
+        const wrote = new Promise<void>((resolve) => (delAWrote = resolve));
+        const scale = request(t.url)
+          .post(`/v1/node-pools/${a.poolId}/scale`)
+          .set({ ...admin, 'x-correlation-id': ids.scale })
+          .send({ desiredSize: 1 })
+          .then((r) => r);
+        await held;
+        const delA = request(t.url)
+          .delete(`/v1/node-pools/${a.poolId}`)
+          .set({ ...admin, 'x-correlation-id': ids.delA })
+          .then((r) => r);
+        await within(500, Promise.race([wrote, delA]));
+        const delB = request(t.url)
+          .delete(`/v1/node-pools/${b.poolId}`)
+          .set({ ...admin, 'x-correlation-id': ids.delB })
+          .then((r) => r);
+        await within(500, delB);
+        release();
+        hold = null;
+        const answers = { scale: await scale, delA: await delA, delB: await delB };
+        expect([answers.scale.status, answers.delA.status, answers.delA.body.error?.code]).toEqual([
+          202,
+          409,
+          'operation_in_progress',
+        ]);
+        // The refused delete appended nothing, anywhere.
+        const appended = await eventsFrom(since);
+        const byDelA = appended.filter((e) => e.metadata.correlationId === ids.delA);
+        expect(byDelA.map((e) => `${e.streamId} ${e.type}`)).toEqual([]);
+        // A stays (its scale runs), so B was not the cluster's last pool.
+        expect([answers.delB.status, answers.delB.body.error?.code]).toEqual([202, undefined]);
+        const poolA = (await request(t.url).get(`/v1/node-pools/${a.poolId}`).set(admin)).body;
+        expect([poolA.status, poolA.operation?.type]).toEqual(['active', 'scale_node_pool']);
+        const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
+        expect(cluster.pools).toEqual([a.poolId]);
+      }
+    } finally {
+      store.append = append;
+    }
+  });
+
+  it('keeps one of two pools deleted at once, refusing the other with last_pool and appending nothing for it', async () => {
+    const clusters = ['pair-0', 'pair-1', 'pair-2', 'pair-3', 'pair-4'];
+    const reporter = await t.auth('op-pair', ['operator'], clusters);
+    for (const clusterId of clusters) {
+      await request(t.url)
+        .post('/v1/inventory/reports')
+        .set(reporter)
+        .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
+        .expect(200);
+      await eventually(
+        async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
+      );
+      const pools = [
+        (await createPool(clusterId, { name: 'a', kind: 'cpu' })).body,
+        (await createPool(clusterId, { name: 'b', kind: 'cpu' })).body,
+      ];
+      const answers = await Promise.all(
+        pools.map((p, i) =>
+          request(t.url)
+            .delete(`/v1/node-pools/${p.poolId}`)
+            .set({ ...admin, 'x-correlation-id': `${clusterId}-del-${i}` }),
+        ),
+      );
+      expect(answers.map((a) => [a.status, a.body.error?.code]).sort()).toEqual([
+        [202, undefined],
+        [409, 'last_pool'],
+      ]);
+      const refused = answers.findIndex((a) => a.status === 409);
+      const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
+      expect(cluster.pools).toEqual([pools[refused].poolId]);
+      const stream = (await request(t.url).get(`/v1/streams/cluster-${clusterId}`).set(admin)).body
+        .events as Array<{ metadata: { correlationId: string } }>;
+      expect(
+        stream.filter((e) => e.metadata.correlationId === `${clusterId}-del-${refused}`),
+      ).toEqual([]);
+    }
   });
 
   it('places sessions only for the tenants of a restricted pool', async () => {

@@ -1,13 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { armWithin } from '../../../../libs/jobs/src/port';
-import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import {
+  CommandContext,
+  DomainError,
+  notFound,
+  Turns,
+  uuidFrom,
+} from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
-import { poolAggregate } from '../pools/pool.decider';
+import { poolAggregate, PoolCommand } from '../pools/pool.decider';
 import { PoolOperationType, poolStreamId } from '../pools/pool.events';
 import { PoolsService } from '../pools/pools.service';
 import { operationAggregate } from './operation.decider';
@@ -46,6 +52,8 @@ const ARM_WAIT_MS = 2000;
 @Injectable()
 export class OperationsService {
   private readonly logger = new Logger('operations');
+  /** Pool operations opened one at a time per cluster in this process (see `lock`). */
+  private readonly opening = new Turns();
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
@@ -94,6 +102,70 @@ export class OperationsService {
     return pool.status !== 'active' || pool.operationType === 'delete_node_pool';
   }
 
+  /**
+   * Locks the pool for the operation; a deletion first takes the pool off its cluster's list,
+   * so two deletes cannot take a cluster's last two pools. Every refusal comes before anything
+   * is appended: the pool's own (operation_in_progress, size_out_of_range, a pool being
+   * deleted) are decided on the pool as read in this turn, then the cluster's (last_pool). One
+   * turn per cluster in this process, so no other operation of the cluster's pools can come
+   * between the read and the lock here. Only a replica that locks the pool in between (or a
+   * store failure) makes this request undo its own removal (ClusterPoolRemoved then
+   * ClusterPoolAdded under its correlation id).
+   */
+  private async lock(
+    clusterId: string,
+    poolId: string,
+    begin: Extract<PoolCommand, { type: 'BeginPoolOperation' }>,
+    ctx: CommandContext,
+  ): Promise<void> {
+    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
+    if (poolAggregate.decider.decide(begin, pool).length === 0) return; // a replayed request
+    const removed =
+      begin.data.operationType === 'delete_node_pool'
+        ? await this.removeFromCluster(clusterId, poolId, begin.data.at, ctx)
+        : null;
+    try {
+      await this.pipeline.handle(poolAggregate, poolStreamId(poolId), begin, {
+        ...ctx,
+        commandId: uuidFrom(ctx.commandId, 'begin'),
+      });
+    } catch (error) {
+      // Another replica locked the pool since we read it: undo this request's removal, and
+      // only that. A delete that removed nothing (another had) must not list the pool again,
+      // and neither may one that lost to another delete, or the real last pool could go.
+      if (removed !== null && !(await this.beingDeleted(poolId))) {
+        await this.pipeline.handle(
+          clusterAggregate,
+          clusterStreamId(clusterId),
+          { type: 'AddPoolToCluster', data: { clusterId, poolId, at: begin.data.at } },
+          { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool', String(removed)) },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Takes the pool off its cluster's list; the cluster revision that left, or null when it was off already. */
+  private async removeFromCluster(
+    clusterId: string,
+    poolId: string,
+    at: string,
+    ctx: CommandContext,
+  ): Promise<number | null> {
+    const stream = clusterStreamId(clusterId);
+    const before = (await this.pipeline.load(clusterAggregate, stream)).revision ?? -1;
+    const removal = await this.pipeline.handle(
+      clusterAggregate,
+      stream,
+      { type: 'RemovePoolFromCluster', data: { clusterId, poolId, at } },
+      // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after
+      // its removal was undone must remove again, not be taken for a replay of it.
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
+    );
+    return removal.appended ? removal.revision : null;
+  }
+
   private async open(
     poolId: string,
     type: PoolOperationType,
@@ -111,43 +183,11 @@ export class OperationsService {
     const operationId = uuidFrom('operation', ctx.commandId);
     if (pool.operationId === operationId) return { operationId }; // a replayed request
     const at = ctx.now.toISOString();
-    // The cluster's list first (last_pool refuses before anything changes), then the pool's lock.
-    // `removed`: the cluster revision this request's removal left, when it removed the pool.
-    let removed: number | null = null;
-    if (type === 'delete_node_pool' && pool.operationId === null && pool.status === 'active') {
-      const cluster = clusterStreamId(pool.clusterId);
-      const before = (await this.pipeline.load(clusterAggregate, cluster)).revision ?? -1;
-      const removal = await this.pipeline.handle(
-        clusterAggregate,
-        cluster,
-        { type: 'RemovePoolFromCluster', data: { clusterId: pool.clusterId, poolId, at } },
-        // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after its
-        // removal was undone below must remove again, not be taken for a replay of it.
-        { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
-      );
-      if (removal.appended) removed = removal.revision;
-    }
-    try {
-      await this.pipeline.handle(
-        poolAggregate,
-        poolStreamId(poolId),
-        { type: 'BeginPoolOperation', data: { operationId, operationType: type, desiredSize, at } },
-        { ...ctx, commandId: uuidFrom(ctx.commandId, 'begin') },
-      );
-    } catch (error) {
-      // Lost a race with another operation: undo this request's removal, and only that. A
-      // second delete that removed nothing (the first had) must not list the pool again, and
-      // neither may one that lost to another delete, or the cluster's real last pool could go.
-      if (removed !== null && !(await this.beingDeleted(poolId))) {
-        await this.pipeline.handle(
-          clusterAggregate,
-          clusterStreamId(pool.clusterId),
-          { type: 'AddPoolToCluster', data: { clusterId: pool.clusterId, poolId, at } },
-          { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool', String(removed)) },
-        );
-      }
-      throw error;
-    }
+    const begin: PoolCommand = {
+      type: 'BeginPoolOperation',
+      data: { operationId, operationType: type, desiredSize, at },
+    };
+    await this.opening.run(pool.clusterId, () => this.lock(pool.clusterId, poolId, begin, ctx));
     const members = await this.pools.members(poolId);
     const fromSize = members.length;
     // Scale-out: one new node per missing one; resize: one replacement per node of another shape.
