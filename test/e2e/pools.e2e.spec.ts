@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { CommandPipeline } from '../../libs/cqrs/src';
+import { systemContext } from '../../libs/kernel/src';
+import { clusterAggregate } from '../../apps/control-plane/src/clusters/cluster.decider';
+import { poolAggregate } from '../../apps/control-plane/src/pools/pool.decider';
 import { EventStore } from '../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
-import { cpuNode, eventually, gpuNode, report } from '../support/reports';
+import { cpuNode, eventually, gpuNode, report, sleep } from '../support/reports';
 
 describe('node pools over HTTP', () => {
   let t: TestApp;
@@ -290,6 +295,73 @@ describe('node pools over HTTP', () => {
         stream.filter((e) => e.metadata.correlationId === `${clusterId}-del-${refused}`),
       ).toEqual([]);
     }
+  });
+
+  it("answers last_pool only once another replica's removal of a pool has settled", async () => {
+    // Another replica's delete of A between its two appends: A off the cluster's list, not yet
+    // locked. Its end decides B's answer: undone → B is deleted; kept (A locked for deletion) →
+    // last_pool; never settled (that replica died) → last_pool after the bounded wait.
+    const pipeline = t.app.get(CommandPipeline);
+    const clusters = ['other-0', 'other-1', 'other-2'];
+    const reporter = await t.auth('op-other', ['operator'], clusters);
+    const results: Array<{ status: number; code: string | undefined; ms: number }> = [];
+    for (const [round, clusterId] of clusters.entries()) {
+      await request(t.url)
+        .post('/v1/inventory/reports')
+        .set(reporter)
+        .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
+        .expect(200);
+      await eventually(
+        async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
+      );
+      const a = (await createPool(clusterId, { name: 'a', kind: 'cpu' })).body;
+      const b = (await createPool(clusterId, { name: 'b', kind: 'cpu' })).body;
+      const at = new Date().toISOString();
+      const other = systemContext(randomUUID());
+      await pipeline.handle(
+        clusterAggregate,
+        `cluster-${clusterId}`,
+        { type: 'RemovePoolFromCluster', data: { clusterId, poolId: a.poolId, at } },
+        other,
+      );
+      const settle = async () => {
+        await sleep(200);
+        if (round === 0) {
+          await pipeline.handle(
+            clusterAggregate,
+            `cluster-${clusterId}`,
+            { type: 'AddPoolToCluster', data: { clusterId, poolId: a.poolId, at } },
+            { ...other, commandId: randomUUID() },
+          );
+        } else if (round === 1) {
+          const begin = {
+            operationId: randomUUID(),
+            operationType: 'delete_node_pool' as const,
+            desiredSize: null,
+            at,
+          };
+          await pipeline.handle(
+            poolAggregate,
+            `pool-${a.poolId}`,
+            { type: 'BeginPoolOperation', data: begin },
+            { ...other, commandId: randomUUID() },
+          );
+        }
+      };
+      const started = Date.now();
+      const [del] = await Promise.all([
+        request(t.url).delete(`/v1/node-pools/${b.poolId}`).set(admin),
+        settle(),
+      ]);
+      results.push({ status: del.status, code: del.body.error?.code, ms: Date.now() - started });
+    }
+    expect(results.map((r) => [r.status, r.code])).toEqual([
+      [202, undefined],
+      [409, 'last_pool'],
+      [409, 'last_pool'],
+    ]);
+    expect(results[2].ms).toBeGreaterThanOrEqual(900);
+    expect(results[2].ms).toBeLessThan(3000);
   });
 
   it('places sessions only for the tenants of a restricted pool', async () => {

@@ -8,13 +8,14 @@ import {
   Turns,
   uuidFrom,
 } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate, PoolCommand } from '../pools/pool.decider';
 import { PoolOperationType, poolStreamId } from '../pools/pool.events';
+import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
 import { PoolsService } from '../pools/pools.service';
 import { operationAggregate } from './operation.decider';
 import { operationStreamId } from './operation.events';
@@ -48,6 +49,9 @@ export type OperationView = {
 
 /** How long a request waits for the job queue to arm recorded work (Redis may be down). */
 const ARM_WAIT_MS = 2000;
+
+/** How long last_pool waits for another replica's removal from the cluster's list to settle. */
+const REMOVAL_SETTLE_MS = 1000;
 
 @Injectable()
 export class OperationsService {
@@ -146,7 +150,14 @@ export class OperationsService {
     }
   }
 
-  /** Takes the pool off its cluster's list; the cluster revision that left, or null when it was off already. */
+  /**
+   * Takes the pool off its cluster's list; the cluster revision that left, or null when it was
+   * off already. last_pool is answered only once no other pool of the cluster is off the list
+   * while still active without a deletion: such a pool is another replica's removal between
+   * its two appends (kept or undone in moments), or a pool being created. Waited for up to
+   * REMOVAL_SETTLE_MS; one left by a replica that died between the two appends is waited for
+   * that long, then last_pool is answered.
+   */
   private async removeFromCluster(
     clusterId: string,
     poolId: string,
@@ -154,16 +165,44 @@ export class OperationsService {
     ctx: CommandContext,
   ): Promise<number | null> {
     const stream = clusterStreamId(clusterId);
-    const before = (await this.pipeline.load(clusterAggregate, stream)).revision ?? -1;
-    const removal = await this.pipeline.handle(
-      clusterAggregate,
-      stream,
-      { type: 'RemovePoolFromCluster', data: { clusterId, poolId, at } },
-      // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after
-      // its removal was undone must remove again, not be taken for a replay of it.
-      { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
+    const until = Date.now() + REMOVAL_SETTLE_MS;
+    for (;;) {
+      const before = (await this.pipeline.load(clusterAggregate, stream)).revision ?? -1;
+      try {
+        const removal = await this.pipeline.handle(
+          clusterAggregate,
+          stream,
+          { type: 'RemovePoolFromCluster', data: { clusterId, poolId, at } },
+          // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after
+          // its removal was undone must remove again, not be taken for a replay of it.
+          { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
+        );
+        return removal.appended ? removal.revision : null;
+      } catch (error) {
+        const lastPool = error instanceof DomainError && error.code === 'last_pool';
+        if (!lastPool || Date.now() >= until || !(await this.unsettled(clusterId, poolId)))
+          throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  }
+
+  /** Whether a pool of the cluster other than `poolId` is off its list yet active, not being deleted. */
+  private async unsettled(clusterId: string, poolId: string): Promise<boolean> {
+    const cluster = (await this.pipeline.load(clusterAggregate, clusterStreamId(clusterId))).state;
+    const listed = cluster.status === 'absent' ? [] : cluster.pools;
+    const pools = await findAll<PoolDoc & Doc>(
+      this.readModels,
+      NODE_POOLS,
+      { clusterId, status: 'active' },
+      { poolId: 1 },
     );
-    return removal.appended ? removal.revision : null;
+    for (const doc of pools) {
+      if (doc.poolId === poolId || listed.includes(doc.poolId)) continue;
+      const other = (await this.pipeline.load(poolAggregate, poolStreamId(doc.poolId))).state;
+      if (other.status === 'active') return true;
+    }
+    return false;
   }
 
   private async open(
