@@ -1,10 +1,21 @@
 import { Projection } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { assertNever } from '../../../../libs/kernel/src';
+import { Cause, assertNever } from '../../../../libs/kernel/src';
 import { SessionDemand } from '../nodes/node.decider';
 import { SessionEvent, TerminationReason, sessionCodec } from './session.events';
 
 export const SESSIONS = 'sessions';
+
+/**
+ * The event that put a session in the queue (its SessionRequested or SessionResumeRequested):
+ * the queue pass places the session as a command caused by it, in its correlation.
+ */
+export type QueuedBy = { readonly eventId: string; readonly correlationId: string };
+
+export const queuedByOf = (cause: Cause): QueuedBy => ({
+  eventId: cause.eventId,
+  correlationId: cause.metadata.correlationId,
+});
 
 export type SessionDoc = {
   _id: string;
@@ -22,14 +33,20 @@ export type SessionDoc = {
   /** Queue order: 0 for sessions displaced by a drain, 1 for the rest; then queuedAt. */
   queueRank: number;
   queuedAt: string | null;
+  /**
+   * Set while queued. Absent from documents a version before it projected (MongoDB until
+   * `npm run rebuild`); the queue pass then finds the event in the session's stream.
+   */
+  queuedBy?: QueuedBy | null;
   drainId: string | null;
 };
 
-/** The Sessions read model after one event: pure. */
+/** The Sessions read model after one event (`stored`: its id and metadata): pure. */
 export const projectSession = (
   doc: SessionDoc | null,
   event: SessionEvent,
   revision: number,
+  stored: Cause,
 ): SessionDoc | null => {
   if (event.type === 'SessionRequested') {
     const d = event.data;
@@ -48,6 +65,7 @@ export const projectSession = (
       createdAt: d.requestedAt,
       queueRank: 1,
       queuedAt: d.requestedAt,
+      queuedBy: queuedByOf(stored),
       drainId: null,
     };
   }
@@ -61,6 +79,7 @@ export const projectSession = (
         nodeId: event.data.nodeId,
         gpus: [...event.data.gpus],
         queuedAt: null,
+        queuedBy: null,
         drainId: null,
       });
     case 'SessionPaused':
@@ -70,11 +89,17 @@ export const projectSession = (
         status: 'queued',
         queueRank: event.data.displaced ? 0 : 1,
         queuedAt: event.data.at,
+        queuedBy: queuedByOf(stored),
         drainId: event.data.drainId,
       });
     case 'SessionTerminated':
       // A terminated session keeps the node and cards of its last segment, for the record.
-      return next({ status: 'terminated', terminationReason: event.data.reason, queuedAt: null });
+      return next({
+        status: 'terminated',
+        terminationReason: event.data.reason,
+        queuedAt: null,
+        queuedBy: null,
+      });
     default:
       return assertNever(event, 'session event');
   }
@@ -90,7 +115,7 @@ export const sessionsProjection: Projection = {
     const id = stored.streamId.slice('session-'.length);
     const doc = await writer.get<SessionDoc>(SESSIONS, id);
     if (doc && stored.revision <= doc._rev) return; // redelivered
-    const next = projectSession(doc, event, stored.revision);
+    const next = projectSession(doc, event, stored.revision, stored);
     if (next) writer.upsert(SESSIONS, next);
   },
 };
