@@ -178,6 +178,7 @@ describe('a placement in flight in this process', () => {
         null as never,
         null as never,
         null as never,
+        null as never,
       );
       return { queue, jobs };
     };

@@ -14,6 +14,7 @@ const queueWith = (schedule: DelayedJobs['schedule']) =>
     null as never,
     null as never,
     null as never,
+    null as never,
   );
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -51,6 +52,7 @@ describe('a pass kicked by an event', () => {
       null as never,
       null as never,
       runner as unknown as SubscriptionRunner,
+      null as never,
     );
     queue.register();
     return {

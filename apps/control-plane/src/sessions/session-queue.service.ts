@@ -1,19 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
 import { NODES_PROJECTION } from '../nodes/nodes.commands';
 import { poolCodec } from '../pools/pool.events';
-import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';
 import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { sessionAggregate } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
-import { SESSIONS, SessionDoc } from './sessions.projection';
+import { QueuedBy, SESSIONS, SessionDoc, queuedByOf } from './sessions.projection';
 import { SESSIONS_PROJECTION } from './sessions.service';
 
 export const QUEUE_TICK = 'session-queue-tick';
@@ -38,6 +38,36 @@ type Waiting = Pick<SessionDoc, 'demand' | 'poolId' | 'owner'>;
 
 /** A pass asked for by an event: the read models it reads must show that event first. */
 type TickJob = { position?: number };
+
+/**
+ * The context of the pass's commands for one waiting session: a system command caused by the
+ * event that queued the session, in that request's correlation (as a reactor's command is), so
+ * an auditor follows a placement from the queue back to the request (or drain) that queued it.
+ * Not the event that freed the capacity: kicks are coalesced into one pass, and the safety pass
+ * has none. Without a queuing event (none in the log): a chain of the command's own.
+ */
+export const queuedSessionContext = (
+  passCommandId: string,
+  sessionId: string,
+  queuedBy: QueuedBy | null,
+  now: Date,
+): CommandContext =>
+  systemContext(stepCommandId(passCommandId, sessionId), {
+    now,
+    ...(queuedBy && {
+      cause: { eventId: queuedBy.eventId, metadata: { correlationId: queuedBy.correlationId } },
+    }),
+  });
+
+/** The event that last put a session in the queue, from its stream (oldest first). */
+export const queuedByIn = (stream: readonly StoredEvent[]): QueuedBy | null => {
+  for (let i = stream.length - 1; i >= 0; i--) {
+    const type = sessionCodec.decode(stream[i].type, stream[i].data)?.type;
+    if (type === 'SessionRequested' || type === 'SessionResumeRequested')
+      return queuedByOf(stream[i]);
+  }
+  return null;
+};
 
 /**
  * The queue pass's memory of misses: a session cannot fit where a demand no larger, of the
@@ -89,6 +119,7 @@ export class SessionQueueService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
 
   register(): void {
@@ -184,16 +215,19 @@ export class SessionQueueService {
 
   private async pass(): Promise<number> {
     const queued = await this.queued();
-    const ctx = systemContext(newId(), { correlationId: 'queue', causationId: 'queue' });
+    const passId = newId();
+    const now = new Date();
     const misses = new QueueMisses();
     const poolGone = new Map<string, Promise<boolean>>();
     let waiting = 0;
+    const contextFor = async (s: SessionDoc) =>
+      queuedSessionContext(passId, s.sessionId, await this.queuedBy(s), now);
     for (const s of queued) {
       if (s.poolId !== null) {
         const known = poolGone.get(s.poolId) ?? this.pools.gone(s.poolId);
         poolGone.set(s.poolId, known);
         if (await known) {
-          await this.endPinnedToGonePool(s.sessionId, ctx);
+          await this.endPinnedToGonePool(s.sessionId, await contextFor(s));
           continue;
         }
       }
@@ -201,10 +235,7 @@ export class SessionQueueService {
         waiting++;
         continue;
       }
-      const state = await this.placement.tryPlace(s.sessionId, {
-        ...ctx,
-        commandId: stepCommandId(ctx.commandId, s.sessionId),
-      });
+      const state = await this.placement.tryPlace(s.sessionId, await contextFor(s));
       if (state.status === 'queued') {
         waiting++;
         misses.missed(s);
@@ -226,9 +257,15 @@ export class SessionQueueService {
       sessionAggregate,
       sessionStreamId(sessionId),
       { type: 'TerminateSession', data: { reason: 'admin_force', at: ctx.now.toISOString() } },
-      { ...ctx, commandId: stepCommandId(ctx.commandId, sessionId, 'pool-gone') },
+      { ...ctx, commandId: stepCommandId(ctx.commandId, 'pool-gone') },
     );
     this.logger.log(`session ${sessionId} ended: its pool was deleted`);
+  }
+
+  /** From the document; one projected before it kept the event (MongoDB until a rebuild): the log. */
+  private async queuedBy(s: SessionDoc): Promise<QueuedBy | null> {
+    if (s.queuedBy !== undefined) return s.queuedBy;
+    return queuedByIn(await this.events.readStream(sessionStreamId(s.sessionId)));
   }
 
   private queued(): Promise<SessionDoc[]> {
