@@ -179,17 +179,15 @@ describe('operations with the simulated provisioner', () => {
     const [node] = await h.nodesOf(pool.poolId);
     // Timed out as the liveness saga does when heartbeats are lost (a restart, Redis emptied).
     const at = new Date(Date.now() + 3_600_000).toISOString();
-    await t.app
-      .get(CommandPipeline)
-      .handle(
-        nodeAggregate,
-        nodeStreamId(node.nodeId),
-        {
-          type: 'TimeOutNodeHeartbeat',
-          data: { lastSeenAt: new Date().toISOString(), staleSec: 1, at },
-        },
-        systemContext(randomUUID()),
-      );
+    await t.app.get(CommandPipeline).handle(
+      nodeAggregate,
+      nodeStreamId(node.nodeId),
+      {
+        type: 'TimeOutNodeHeartbeat',
+        data: { lastSeenAt: new Date().toISOString(), staleSec: 1, at },
+      },
+      systemContext(randomUUID()),
+    );
     const status = async () =>
       (await request(t.url).get(`/v1/nodes/${node.nodeId}`).set(admin)).body.status;
     await eventually(async () => (await status()) === 'offline');
