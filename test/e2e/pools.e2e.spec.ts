@@ -388,3 +388,62 @@ describe('node pools over HTTP', () => {
     expect(allowed.body.status).toBe('running');
   });
 });
+
+describe('a pool left off its cluster list by a delete that died halfway (JOBS_REPAIR_SEC=1)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ JOBS_REPAIR_SEC: '1' });
+  });
+  afterAll(async () => t.close());
+
+  it('is listed again within a few repair periods, while a pool being deleted is not', async () => {
+    const admin = await t.auth('root', ['admin']);
+    const reporter = await t.auth('op-stray', ['operator'], ['stray']);
+    await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(reporter)
+      .send(report('stray', [cpuNode('stray-cpu')]))
+      .expect(200);
+    await eventually(async () => (await request(t.url).get('/v1/clusters/stray').set(admin)).ok);
+    const create = async (name: string) =>
+      (
+        await request(t.url)
+          .post('/v1/clusters/stray/node-pools')
+          .set(admin)
+          .send({ name, kind: 'cpu' })
+          .expect(201)
+      ).body.poolId as string;
+    const [a, b, c] = [await create('a'), await create('b'), await create('c')];
+    const pipeline = t.app.get(CommandPipeline);
+    const at = new Date().toISOString();
+    const died = systemContext(randomUUID());
+    // A's delete died after its first append; C's removal was followed by its lock.
+    for (const poolId of [a, c]) {
+      await pipeline.handle(
+        clusterAggregate,
+        'cluster-stray',
+        { type: 'RemovePoolFromCluster', data: { clusterId: 'stray', poolId, at } },
+        { ...died, commandId: randomUUID() },
+      );
+    }
+    await pipeline.handle(
+      poolAggregate,
+      `pool-${c}`,
+      {
+        type: 'BeginPoolOperation',
+        data: {
+          operationId: randomUUID(),
+          operationType: 'delete_node_pool',
+          desiredSize: null,
+          at,
+        },
+      },
+      { ...died, commandId: randomUUID() },
+    );
+    const listed = async () =>
+      (await request(t.url).get('/v1/clusters/stray').set(admin)).body.pools as string[];
+    expect(await listed()).toEqual([b]);
+    await eventually(async () => (await listed()).includes(a), 8_000);
+    expect((await listed()).sort()).toEqual([a, b].sort());
+  });
+});

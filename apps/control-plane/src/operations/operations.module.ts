@@ -30,6 +30,7 @@ export class OperationsModule implements OnModuleInit {
     @Inject(Runtime) private readonly runtime: Runtime,
     @Inject(CONFIG) private readonly config: Config,
     @Inject(AutoscalerService) private readonly autoscaler: AutoscalerService,
+    @Inject(OperationsService) private readonly operations: OperationsService,
   ) {}
 
   onModuleInit(): void {
@@ -44,5 +45,10 @@ export class OperationsModule implements OnModuleInit {
       async () => void (await this.saga.repair()),
     );
     this.runtime.afterStart(async () => this.autoscaler.start());
+    // A delete that died between its two appends left its pool off the cluster's list.
+    this.runtime.every(
+      this.config.jobsRepairSec * 1000,
+      async () => void (await this.operations.relistStrays()),
+    );
   }
 }

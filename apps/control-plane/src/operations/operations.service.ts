@@ -5,6 +5,7 @@ import {
   CommandContext,
   DomainError,
   notFound,
+  systemContext,
   Turns,
   uuidFrom,
 } from '../../../../libs/kernel/src';
@@ -58,6 +59,8 @@ export class OperationsService {
   private readonly logger = new Logger('operations');
   /** Pool operations opened one at a time per cluster in this process (see `lock`). */
   private readonly opening = new Turns();
+  /** Pools found off their cluster's list at the last `relistStrays` pass. */
+  private unlisted = new Set<string>();
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
@@ -99,6 +102,46 @@ export class OperationsService {
       );
     }
     return this.open(poolId, 'resize_node_pool', { resizeTo }, ctx);
+  }
+
+  /**
+   * Pools left off their cluster's list: a delete whose process died between taking the pool
+   * off the list and locking it left an active pool the cluster no longer counts (last_pool
+   * then refused too early, the cluster view missed it). Run every JOBS_REPAIR_SEC: an active
+   * pool with no operation, off its cluster's list at two passes in a row (a live delete is
+   * between its two appends for milliseconds, not a whole period), is listed again.
+   * Returns how many were.
+   */
+  async relistStrays(): Promise<number> {
+    const active = await findAll<PoolDoc & Doc>(this.readModels, NODE_POOLS, { status: 'active' });
+    const seen = new Set<string>();
+    let relisted = 0;
+    for (const doc of active) {
+      const pool = (await this.pipeline.load(poolAggregate, poolStreamId(doc.poolId))).state;
+      if (pool.status !== 'active' || pool.operationId !== null) continue;
+      const stream = clusterStreamId(pool.clusterId);
+      const cluster = await this.pipeline.load(clusterAggregate, stream);
+      const state = cluster.state;
+      if (state.status === 'absent' || state.status === 'deleting') continue;
+      if (state.pools.includes(pool.poolId)) continue;
+      seen.add(pool.poolId);
+      if (!this.unlisted.has(pool.poolId)) continue;
+      await this.pipeline.handle(
+        clusterAggregate,
+        stream,
+        {
+          type: 'AddPoolToCluster',
+          data: { clusterId: pool.clusterId, poolId: pool.poolId, at: new Date().toISOString() },
+        },
+        systemContext(uuidFrom('relist-pool', pool.poolId, String(cluster.revision ?? -1))),
+      );
+      this.logger.warn(
+        `node pool ${pool.poolId} was off cluster ${pool.clusterId}'s list: listed again`,
+      );
+      relisted++;
+    }
+    this.unlisted = seen;
+    return relisted;
   }
 
   private async beingDeleted(poolId: string): Promise<boolean> {
