@@ -85,20 +85,11 @@ export class RequestPathRedis {
    * are written only once that batch times out, so in a stall they waited up to twice the
    * timeout (3.5 s measured). The command itself runs on; what it does later is ioredis's.
    */
-  bounded<T>(command: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('Command timed out')), COMMAND_TIMEOUT_MS);
-      command.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
+  async bounded<T>(command: Promise<T>): Promise<T> {
+    const outcome = await settleWithin(command, COMMAND_TIMEOUT_MS);
+    if (outcome.status === 'fulfilled') return outcome.value;
+    if (outcome.status === 'rejected') throw outcome.reason;
+    throw new Error('Command timed out');
   }
 
   /**
