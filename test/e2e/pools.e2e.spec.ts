@@ -9,6 +9,34 @@ import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/token
 import { startApp, TestApp } from '../support/app';
 import { cpuNode, eventually, gpuNode, report, sleep } from '../support/reports';
 
+/** A cluster adopted from one CPU node's report, with CPU pools of these names (their bodies, in order). */
+const adoptedWithCpuPools = async (
+  t: TestApp,
+  clusterId: string,
+  names: string[],
+): Promise<Array<{ poolId: string }>> => {
+  const admin = await t.auth('root', ['admin']);
+  const reporter = await t.auth(`op-${clusterId}`, ['operator'], [clusterId]);
+  await request(t.url)
+    .post('/v1/inventory/reports')
+    .set(reporter)
+    .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
+    .expect(200);
+  await eventually(
+    async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
+  );
+  const pools: Array<{ poolId: string }> = [];
+  for (const name of names) {
+    const created = await request(t.url)
+      .post(`/v1/clusters/${clusterId}/node-pools`)
+      .set(admin)
+      .send({ name, kind: 'cpu' })
+      .expect(201);
+    pools.push(created.body);
+  }
+  return pools;
+};
+
 describe('node pools over HTTP', () => {
   let t: TestApp;
   let admin: Record<string, string>;
@@ -188,19 +216,9 @@ describe('node pools over HTTP', () => {
       return result;
     };
     const clusters = ['race-0', 'race-1', 'race-2'];
-    const reporter = await t.auth('op-race', ['operator'], clusters);
     try {
       for (const clusterId of clusters) {
-        await request(t.url)
-          .post('/v1/inventory/reports')
-          .set(reporter)
-          .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
-          .expect(200);
-        await eventually(
-          async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
-        );
-        const a = (await createPool(clusterId, { name: 'a', kind: 'cpu' })).body;
-        const b = (await createPool(clusterId, { name: 'b', kind: 'cpu' })).body;
+        const [a, b] = await adoptedWithCpuPools(t, clusterId, ['a', 'b']);
         const head = (await request(t.url).get(`/v1/streams/cluster-${clusterId}`).set(admin)).body
           .events as Event[];
         const since = head[head.length - 1].position + 1;
@@ -261,20 +279,8 @@ describe('node pools over HTTP', () => {
 
   it('keeps one of two pools deleted at once, refusing the other with last_pool and appending nothing for it', async () => {
     const clusters = ['pair-0', 'pair-1', 'pair-2', 'pair-3', 'pair-4'];
-    const reporter = await t.auth('op-pair', ['operator'], clusters);
     for (const clusterId of clusters) {
-      await request(t.url)
-        .post('/v1/inventory/reports')
-        .set(reporter)
-        .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
-        .expect(200);
-      await eventually(
-        async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
-      );
-      const pools = [
-        (await createPool(clusterId, { name: 'a', kind: 'cpu' })).body,
-        (await createPool(clusterId, { name: 'b', kind: 'cpu' })).body,
-      ];
+      const pools = await adoptedWithCpuPools(t, clusterId, ['a', 'b']);
       const answers = await Promise.all(
         pools.map((p, i) =>
           request(t.url)
@@ -303,19 +309,9 @@ describe('node pools over HTTP', () => {
     // last_pool; never settled (that replica died) → last_pool after the bounded wait.
     const pipeline = t.app.get(CommandPipeline);
     const clusters = ['other-0', 'other-1', 'other-2'];
-    const reporter = await t.auth('op-other', ['operator'], clusters);
     const results: Array<{ status: number; code: string | undefined; ms: number }> = [];
     for (const [round, clusterId] of clusters.entries()) {
-      await request(t.url)
-        .post('/v1/inventory/reports')
-        .set(reporter)
-        .send(report(clusterId, [cpuNode(`${clusterId}-cpu`)]))
-        .expect(200);
-      await eventually(
-        async () => (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).ok,
-      );
-      const a = (await createPool(clusterId, { name: 'a', kind: 'cpu' })).body;
-      const b = (await createPool(clusterId, { name: 'b', kind: 'cpu' })).body;
+      const [a, b] = await adoptedWithCpuPools(t, clusterId, ['a', 'b']);
       const at = new Date().toISOString();
       const other = systemContext(randomUUID());
       await pipeline.handle(
@@ -398,22 +394,7 @@ describe('a pool left off its cluster list by a delete that died halfway (JOBS_R
 
   it('is listed again within a few repair periods, while a pool being deleted is not', async () => {
     const admin = await t.auth('root', ['admin']);
-    const reporter = await t.auth('op-stray', ['operator'], ['stray']);
-    await request(t.url)
-      .post('/v1/inventory/reports')
-      .set(reporter)
-      .send(report('stray', [cpuNode('stray-cpu')]))
-      .expect(200);
-    await eventually(async () => (await request(t.url).get('/v1/clusters/stray').set(admin)).ok);
-    const create = async (name: string) =>
-      (
-        await request(t.url)
-          .post('/v1/clusters/stray/node-pools')
-          .set(admin)
-          .send({ name, kind: 'cpu' })
-          .expect(201)
-      ).body.poolId as string;
-    const [a, b, c] = [await create('a'), await create('b'), await create('c')];
+    const [a, b, c] = (await adoptedWithCpuPools(t, 'stray', ['a', 'b', 'c'])).map((p) => p.poolId);
     const pipeline = t.app.get(CommandPipeline);
     const at = new Date().toISOString();
     const died = systemContext(randomUUID());
