@@ -22,6 +22,10 @@ const medians = (runs: LoadResult[]): Medians => ({
  * process of its own, the load generator (autocannon, 100 connections) in a third; rounds
  * alternate bare and app so drifting load on the shared box hits both alike.
  *
+ * One more server, outside the app, asks what any implementation keeps: the cordon's work (token,
+ * role, id and body checks, a no-op decision, metrics, the same Node answer) on bare Fastify
+ * with no framework and none of the app's code (bench/lean.ts).
+ *
  * Two informational rungs between Nest's floor and the cordon show where the app's cost
  * lies: GET /health/live (the app's global hooks and Nest, no token) and GET /v1/nodes/{id}
  * (the token checked, the id validated, the node read and shown; no command).
@@ -37,6 +41,7 @@ const run = async (): Promise<Figure[]> => {
   // CORDON_SYNC_SEC=3600: the cordon_sync_overdue reminder (15 s by default) must not append
   // during the run, so the no-op check below counts only what the measured cordons append.
   const app = await startServer('app', { CORDON_SYNC_SEC: '3600' });
+  let lean: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     const tokens = new TokenService(BENCH_SECRET);
     const admin = `Bearer ${await tokens.sign({ sub: 'bench-admin', roles: ['admin'] })}`;
@@ -57,6 +62,8 @@ const run = async (): Promise<Figure[]> => {
       body: JSON.stringify({ reason: 'bench' }),
     });
     if (first.status !== 200) throw new Error(`cordon answered ${first.status}`);
+    // The cordon's work without the app, answering the Node the app answered (bench/lean.ts).
+    lean = await startServer('lean-fastify', { BENCH_NODE_VIEW: await first.text() });
     const headBefore = await app.call<number>('head');
 
     const { warmupSec, durationSec } = loadSeconds();
@@ -70,6 +77,7 @@ const run = async (): Promise<Figure[]> => {
     const appRuns: LoadResult[] = [];
     const liveRuns: LoadResult[] = [];
     const readRuns: LoadResult[] = [];
+    const leanRuns: LoadResult[] = [];
     const floorRuns: Record<keyof typeof floor, LoadResult[]> = {
       'bare-express': [],
       'nest-fastify': [],
@@ -87,6 +95,9 @@ const run = async (): Promise<Figure[]> => {
       });
       appRuns.push(a);
       await quiet(app);
+      leanRuns.push(
+        await load(lean.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+      );
       liveRuns.push(
         await load(app.url, { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} }),
       );
@@ -110,6 +121,7 @@ const run = async (): Promise<Figure[]> => {
     const a = medians(appRuns);
     const live = medians(liveRuns);
     const read = medians(readRuns);
+    const floorCordon = medians(leanRuns);
     const f = {
       bareExpress: medians(floorRuns['bare-express']),
       nestFastify: medians(floorRuns['nest-fastify']),
@@ -158,6 +170,13 @@ const run = async (): Promise<Figure[]> => {
         target: `informational: token, id validation, read model, Node view; no command (p99 ${read.p99Ms} ms)${failures(readRuns)}`,
       },
       {
+        name: 'http.lean_fastify_cordon_noop',
+        value: floorCordon.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `informational: the cordon's work on bare Fastify, no app, same answer (p99 ${floorCordon.p99Ms} ms)${failures(leanRuns)}`,
+      },
+      {
         name: 'http.app_cordon_noop',
         value: a.rps,
         unit: 'req/s',
@@ -175,7 +194,12 @@ const run = async (): Promise<Figure[]> => {
       },
     ];
   } finally {
-    await Promise.all([bare.stop(), app.stop(), ...Object.values(floor).map((s) => s.stop())]);
+    await Promise.all([
+      bare.stop(),
+      app.stop(),
+      ...(lean ? [lean.stop()] : []),
+      ...Object.values(floor).map((s) => s.stop()),
+    ]);
   }
 };
 

@@ -30,7 +30,7 @@ const kib = (status: string, field: string): number => {
 
 /** Forks bench/server.js: 'bare' Fastify, or the real app with `env` on a temp DATA_DIR. */
 export const startServer = async (
-  kind: 'bare' | 'app' | 'bare-express' | 'nest-fastify' | 'nest-express',
+  kind: 'bare' | 'app' | 'bare-express' | 'nest-fastify' | 'nest-express' | 'lean-fastify',
   env: Record<string, string> = {},
 ): Promise<BenchServer> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-bench-'));

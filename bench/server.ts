@@ -4,6 +4,7 @@
  *   BENCH_SERVER=bare  a bare Fastify 5 server: POST routes that parse JSON and answer a small body;
  *   BENCH_SERVER=app   the real control plane (createApp), configured from the environment.
  *   BENCH_SERVER=bare-express|nest-fastify|nest-express  the framework floor (bench/framework.ts).
+ *   BENCH_SERVER=lean-fastify  the cordon's work on bare Fastify, without the app (bench/lean.ts).
  * It sends {type:'ready', url} once listening, then answers {id, cmd, args} requests.
  */
 import 'reflect-metadata';
@@ -21,6 +22,7 @@ import type { EventStore } from '../libs/eventstore/src/port';
 import { CommandContext, uuidV7 } from '../libs/kernel/src';
 import { clusterIdOf, nodeReport } from './fleet';
 import { FrameworkKind, startFramework } from './framework';
+import { startLean } from './lean';
 
 export type ServerRequest = { id: number; cmd: string; args?: Record<string, number> };
 export type ServerReply = { id: number; ok: boolean; value?: unknown; error?: string };
@@ -145,10 +147,12 @@ const main = async (): Promise<void> => {
       ? await startBare()
       : kind === 'app'
         ? await startApp()
-        : {
-            ...(await startFramework(kind as FrameworkKind)),
-            handle: async (cmd: string) => common(cmd),
-          };
+        : kind === 'lean-fastify'
+          ? { ...(await startLean()), handle: async (cmd: string) => common(cmd) }
+          : {
+              ...(await startFramework(kind as FrameworkKind)),
+              handle: async (cmd: string) => common(cmd),
+            };
   process.on('message', (message: ServerRequest) => {
     handle(message.cmd, message.args ?? {}).then(
       (value) => send({ id: message.id, ok: true, value } satisfies ServerReply),
