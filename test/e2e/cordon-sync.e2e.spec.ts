@@ -7,11 +7,16 @@ import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbe
 import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
 import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
 import { DELAYED_JOBS } from '../../apps/control-plane/src/platform/runtime/tokens';
-import { startApp, TestApp } from '../support/app';
+import { DirectiveCursors } from '../../apps/control-plane/src/nodes/cordon-sync/directive-cursor';
+import { startApp, TEST_SECRET, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';
 
 type Directive = { nodeId: string; hostname: string; desired: { unschedulable: boolean } };
 type DirectivePage = { items: Directive[]; cursor: string };
+/** The tests hold the app's secret, so they can read what a cursor hides from its client. */
+const cursors = new DirectiveCursors(TEST_SECRET);
+const positionOf = (cursor: string, clusterId = 'c1'): number | null =>
+  cursors.open(clusterId, cursor);
 type NotificationItem = {
   type: string;
   nodeId: string | null;
@@ -127,18 +132,20 @@ describe('cordon sync to Kubernetes', () => {
       { nodeId, hostname: 'sync-b-01', desired: { unschedulable: true } },
     ]);
     expect(latency).toBeLessThan(1000);
-    // The next poll from the new cursor has nothing new.
+    // The next poll from the new cursor has nothing new, and stays where it was.
     const again = await directives(`?since=${res.body.cursor}&wait=0`);
-    expect(again.body).toEqual({ items: [], cursor: res.body.cursor });
+    expect(again.body).toEqual({ items: [], cursor: expect.any(String) });
+    expect(positionOf(again.body.cursor)).toBe(positionOf(res.body.cursor));
   });
 
-  it('answers empty with the same cursor after `wait` seconds when nothing changed', async () => {
+  it('answers empty, at the same position, after `wait` seconds when nothing changed', async () => {
     const { cursor } = (await directives('')).body as DirectivePage;
     const started = Date.now();
     const res = await directives(`?since=${cursor}&wait=1`);
     const held = Date.now() - started;
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ items: [], cursor });
+    expect(res.body).toEqual({ items: [], cursor: expect.any(String) });
+    expect(positionOf(res.body.cursor)).toBe(positionOf(cursor));
     expect(held).toBeGreaterThanOrEqual(900);
     expect(held).toBeLessThan(3000);
   });
@@ -146,10 +153,11 @@ describe('cordon sync to Kubernetes', () => {
   it('answers a cursor ahead of the log (a restored log) with every node and a current cursor', async () => {
     const current = (await directives('')).body as DirectivePage;
     const started = Date.now();
-    const res = await directives('?since=999999999999999&wait=5');
+    const res = await directives(`?since=${cursors.seal('c1', 999_999_999_999_999)}&wait=5`);
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(current);
+    expect(res.body.items).toEqual(current.items);
+    expect(positionOf(res.body.cursor)).toBe(positionOf(current.cursor));
     // The new cursor is one of the log: a change after it wakes the next poll.
     const { nodeId } = await reportNode('sync-ahead-01', false);
     const poll = directives(`?since=${res.body.cursor}&wait=10`);
@@ -175,10 +183,55 @@ describe('cordon sync to Kubernetes', () => {
     expect(res.body.error.code).toBe('forbidden');
     expect((await directives('?wait=61')).status).toBe(400);
     expect((await directives('?since=abc')).status).toBe(400);
+    expect((await directives(`?since=${'A'.repeat(129)}`)).status).toBe(400);
     expect((await directives('?other=1')).status).toBe(400);
     const user = await t.auth('ann', ['user']);
     expect((await directives('', user)).status).toBe(403);
     expect((await directives('', admin)).status).toBe(200);
+  });
+
+  it('hides the log position in its cursor, and opens a cursor only for the cluster it was issued for', async () => {
+    const { cursor } = (await directives('')).body as DirectivePage;
+    const position = positionOf(cursor);
+    expect(position).toEqual(expect.any(Number));
+    expect(cursor).not.toContain(String(position));
+    // Cursors were log positions in digits: one a client makes up (to find the log's head,
+    // say, by asking past it) is refused, naming `since`, as is c1's cursor for cluster c2.
+    const refusedSince = async (res: request.Response) => {
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+        'since',
+      ]);
+    };
+    await refusedSince(await directives(`?since=${position}&wait=0`));
+    await refusedSince(await directives('?since=999999999999999&wait=0'));
+    await refusedSince(
+      await request(t.url)
+        .get(`/v1/clusters/c2/node-directives?since=${cursor}&wait=0`)
+        .set(otherOperator),
+    );
+    // An altered cursor does not open either.
+    const last = cursor.at(-1) === 'A' ? 'B' : 'A';
+    await refusedSince(await directives(`?since=${cursor.slice(0, -1)}${last}&wait=0`));
+    // Another cluster's changes do not wake c1's poll, and the same position sealed twice
+    // reads as two unrelated strings.
+    const { nodeId } = (
+      await request(t.url)
+        .post('/v1/inventory/reports')
+        .set(otherOperator)
+        .send(report('c2', [gpuNode('sync-other-01', 1, 'L40S')]))
+    ).body.nodes[0] as { nodeId: string };
+    const started = Date.now();
+    const poll = directives(`?since=${cursor}&wait=1`);
+    await sleep(200);
+    await cordon(nodeId);
+    const quiet = await poll;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(quiet.body.items).toEqual([]);
+    expect(quiet.body.cursor).not.toBe(cursor);
+    const again = await directives(`?since=${quiet.body.cursor}&wait=0`);
+    expect(again.body.items).toEqual([]);
   });
 
   it('raises exactly one cordon_sync_overdue when the cordon is not observed in time', async () => {
@@ -239,7 +292,8 @@ describe('long-polls on shutdown', () => {
     const res = await pending;
     expect(Date.now() - started).toBeLessThan(5000);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ items: [], cursor: first.body.cursor });
+    expect(res.body).toEqual({ items: [], cursor: expect.any(String) });
+    expect(positionOf(res.body.cursor)).toBe(positionOf(first.body.cursor));
   });
 });
 

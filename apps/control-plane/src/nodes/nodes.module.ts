@@ -3,7 +3,9 @@ import { Message, EventCodec } from '../../../../libs/kernel/src';
 import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { JWT_SECRET } from '../platform/auth/auth.module';
 import { CordonSyncService } from './cordon-sync/cordon-sync.service';
+import { DirectiveCursors } from './cordon-sync/directive-cursor';
 import { NodeDirectivesController } from './cordon-sync/node-directives.controller';
 import { NodeDirectivesService } from './cordon-sync/node-directives.service';
 import { HeartbeatModule } from './heartbeat/heartbeat.module';
@@ -26,6 +28,11 @@ import { NodesQueries } from './nodes.queries';
     NodeCommands,
     NodeDirectivesService,
     CordonSyncService,
+    {
+      provide: DirectiveCursors,
+      useFactory: (secret: string) => new DirectiveCursors(secret),
+      inject: [JWT_SECRET],
+    },
   ],
   exports: [NodesQueries, NodeCommands, LivenessService, HeartbeatModule],
 })

@@ -6,13 +6,17 @@ import { CurrentCaller, Roles } from '../../platform/auth/decorators';
 import { validationFailed } from '../../platform/errors/error-envelope';
 import { checkClusterId } from '../../platform/http/ids';
 import { DEFAULT_WAIT_SEC, NodeDirectivesPage, NodeDirectivesQuery } from './node-directives.dto';
-import { NodeDirectivesService, decodeCursor } from './node-directives.service';
+import { DirectiveCursors } from './directive-cursor';
+import { NodeDirectivesService } from './node-directives.service';
 
 @ApiTags('inventory')
 @ApiBearerAuth()
 @Controller('v1/clusters')
 export class NodeDirectivesController {
-  constructor(@Inject(NodeDirectivesService) private readonly directives: NodeDirectivesService) {}
+  constructor(
+    @Inject(NodeDirectivesService) private readonly directives: NodeDirectivesService,
+    @Inject(DirectiveCursors) private readonly cursors: DirectiveCursors,
+  ) {}
 
   /**
    * The operator's long-poll: the desired state of the cluster's nodes that changed after
@@ -21,7 +25,7 @@ export class NodeDirectivesController {
   @Get(':clusterId/node-directives')
   @Roles('operator', 'admin')
   @ApiOkResponse({ type: NodeDirectivesPage })
-  list(
+  async list(
     @Param('clusterId') clusterId: string,
     @Query() query: NodeDirectivesQuery,
     @CurrentCaller() caller: Caller,
@@ -34,12 +38,23 @@ export class NodeDirectivesController {
         'forbidden',
       );
     }
-    const since = query.since === undefined ? null : decodeCursor(query.since);
+    // Checked here, not by the DTO: whether a cursor opens depends on the cluster in the path.
+    const since = query.since === undefined ? null : this.cursors.open(clusterId, query.since);
     if (query.since !== undefined && since === null) {
       throw validationFailed([
-        { field: 'since', problems: ['must be a cursor from this endpoint'] },
+        {
+          field: 'since',
+          problems: [
+            `must be a cursor this endpoint issued for cluster ${clusterId}; list again without since`,
+          ],
+        },
       ]);
     }
-    return this.directives.poll(clusterId, since, (query.wait ?? DEFAULT_WAIT_SEC) * 1000);
+    const page = await this.directives.poll(
+      clusterId,
+      since,
+      (query.wait ?? DEFAULT_WAIT_SEC) * 1000,
+    );
+    return { items: page.items, cursor: this.cursors.seal(clusterId, page.position) };
   }
 }

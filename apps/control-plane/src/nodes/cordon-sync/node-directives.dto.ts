@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { QUERY_INT, QueryInt, QueryParams } from '../../platform/http/page-query.dto';
 
 export const MAX_WAIT_SEC = 60;
@@ -12,7 +12,8 @@ export class NodeDirectivesQuery {
       'The `cursor` of the previous answer (opaque). Without it, every node of the cluster is returned at once.',
   })
   @IsOptional()
-  @Matches(/^\d{1,15}$/, { message: 'since must be a cursor returned by this endpoint' })
+  @IsString()
+  @MaxLength(128)
   since?: string;
 
   @ApiPropertyOptional({

@@ -22,7 +22,8 @@ export type NodeDirective = {
   desired: { unschedulable: boolean };
 };
 
-export type DirectivePage = { items: NodeDirective[]; cursor: string };
+/** `position`: the global log position the answer covers, to resume after (sealed by the controller). */
+export type DirectivePage = { items: NodeDirective[]; position: number };
 
 /** The events that set a node's desired cordon state. */
 const DIRECTIVE_TYPES = ['NodeCordoned', 'NodeUncordoned'] as const;
@@ -34,11 +35,6 @@ const PAGE = 1000;
 /** At most this many directive events per answer; the cursor then resumes after the last one. */
 const MAX_EVENTS_PER_ANSWER = 10_000;
 const NODES_PROJECTION_NAME = 'nodes';
-
-/** The cursor is the global log position of the last directive event examined; opaque to clients. */
-export const encodeCursor = (position: number): string => String(position);
-export const decodeCursor = (cursor: string): number | null =>
-  /^\d{1,15}$/.test(cursor) ? Number(cursor) : null;
 
 type Identity = { clusterId: string; hostname: string };
 
@@ -120,13 +116,13 @@ export class NodeDirectivesService
       cursor = page.position;
       if (page.items.length > 0) {
         waiter.cancel();
-        return { items: page.items, cursor: encodeCursor(cursor) };
+        return { items: page.items, position: cursor };
       }
-      if ((await waiter.released) !== 'changed') return { items: [], cursor: encodeCursor(cursor) };
+      if ((await waiter.released) !== 'changed') return { items: [], position: cursor };
     }
   }
 
-  /** Every node of the cluster; the cursor is the Nodes projection's checkpoint, read first. */
+  /** Every node of the cluster; the position is the Nodes projection's checkpoint, read first. */
   private async snapshot(clusterId: string): Promise<DirectivePage> {
     // Read before the documents: they reflect at least this position, and a change between the
     // two is delivered again by the next poll (directives are idempotent).
@@ -145,7 +141,7 @@ export class NodeDirectivesService
         });
       }
     }
-    return { items, cursor: encodeCursor(position) };
+    return { items, position };
   }
 
   /** The directive events after `since` (all clusters, few), narrowed to this cluster; last one per node wins. */
