@@ -7,7 +7,8 @@
  * bare Fastify route doing the same through inject. Kinds: a no-op cordon, the same node read
  * (GET, the cordon without its command), single-node and 100-node no-change reports, and a
  * one-card placement (`POST /v1/sessions`, one at a time, so each of its three commands
- * commits alone; with the work it sets off in projections).
+ * commits alone; with the work it sets off in projections); and the cordon's ladder: its work
+ * step by step as plain routes on the app's instance, without Nest (addCordonLadder).
  *
  *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
  */
@@ -21,6 +22,13 @@ import Fastify from 'fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
 import { loadConfig } from '../apps/control-plane/src/config/config';
 import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
+import { NodeCommands } from '../apps/control-plane/src/nodes/nodes.commands';
+import { NodesQueries } from '../apps/control-plane/src/nodes/nodes.queries';
+import {
+  commandContextOf,
+  PlatformRequest,
+} from '../apps/control-plane/src/platform/http/command-context';
+import { checkId } from '../apps/control-plane/src/platform/http/ids';
 import { clusterIdOf, reportBody } from './fleet';
 import { median } from './lib';
 
@@ -51,6 +59,59 @@ const measure = async (
   return (used.user + used.system) / requests;
 };
 
+/**
+ * The cordon's work in steps, as plain Fastify routes on the app's own instance (so the app's
+ * global hooks run, Nest's guard, pipes and parameter chain do not): the hooks alone, then the
+ * token and role, then the command (id check, context, NodeCommands.execute), then the Node
+ * view: the no-op cordon without Nest. Each step's difference is its cost; the real cordon's
+ * difference to the last step is Nest's own request path for it.
+ */
+const addCordonLadder = (app: Awaited<ReturnType<typeof createApp>>['app']): void => {
+  const fastify = app.getHttpAdapter().getInstance();
+  const tokens = app.get(TokenService);
+  const commands = app.get(NodeCommands);
+  const queries = app.get(NodesQueries);
+  type Req = PlatformRequest & {
+    headers: Record<string, string | string[] | undefined>;
+    params: unknown;
+    body: unknown;
+  };
+  const admitted = async (request: Req): Promise<void> => {
+    const header = request.headers.authorization;
+    if (typeof header !== 'string') throw new Error('no token');
+    const caller = await tokens.verify(header.slice('Bearer '.length));
+    if (!caller.roles.includes('admin')) throw new Error('not an admin');
+    request.caller = caller;
+  };
+  const command = async (request: Req): Promise<string> => {
+    await admitted(request);
+    const nodeId = checkId('nodeId', (request.params as { nodeId: string }).nodeId);
+    const ctx = commandContextOf(request);
+    const reason = (request.body as { reason?: string }).reason ?? null;
+    await commands.execute(
+      nodeId,
+      { type: 'CordonNode', data: { reason, at: ctx.now.toISOString() } },
+      ctx,
+    );
+    return nodeId;
+  };
+  fastify.post('/bench-ladder/echo', async (request) => ({
+    ok: true,
+    size: Object.keys(request.body as object).length,
+  }));
+  fastify.post('/bench-ladder/token', async (request) => {
+    await admitted(request as unknown as Req);
+    return { ok: true };
+  });
+  fastify.post('/bench-ladder/command/:nodeId', async (request) => {
+    await command(request as unknown as Req);
+    return { ok: true };
+  });
+  fastify.post('/bench-ladder/cordon/:nodeId', async (request) =>
+    queries.get(await command(request as unknown as Req)),
+  );
+};
+
 const main = async (): Promise<void> => {
   const rounds = arg('rounds', 11);
   const requests = arg('requests', 1000);
@@ -68,6 +129,7 @@ const main = async (): Promise<void> => {
   });
   const { app } = await createApp(config);
   await app.init();
+  addCordonLadder(app);
   await app.getHttpAdapter().getInstance().ready();
   const appInject = app
     .getHttpAdapter()
@@ -148,6 +210,19 @@ const main = async (): Promise<void> => {
       requests,
       () => ({ method: 'POST', url: cordonUrl, headers: json(admin), payload: cordonBody }),
     ],
+    ...(
+      [
+        ['cordon ladder: app hooks only', '/bench-ladder/echo'],
+        ['cordon ladder: + token, role', '/bench-ladder/token'],
+        ['cordon ladder: + command', `/bench-ladder/command/${first.nodes[0].nodeId}`],
+        ['cordon ladder: + Node view', `/bench-ladder/cordon/${first.nodes[0].nodeId}`],
+      ] as const
+    ).map(([name, url]): (typeof kinds)[number] => [
+      name,
+      appInject,
+      requests,
+      () => ({ method: 'POST', url, headers: json(admin), payload: cordonBody }),
+    ]),
     [
       // The cordon's route without its command: token, id, read model, Node view.
       'node read (admin GET)',
@@ -222,7 +297,8 @@ const main = async (): Promise<void> => {
     await inspector.post('Profiler.enable');
   }
   for (const [name, inject, n, make, expect = 200] of kinds) {
-    if (!name.includes(only)) continue;
+    // The bare route, the ceiling, is measured whatever --only picks.
+    if (!name.includes(only) && inject !== bareInject) continue;
     await measure(inject, n, make, expect); // warm-up: a full round
     const samples: number[] = [];
     // Pause time of every GC in the measured rounds (wall ms of the main thread).
