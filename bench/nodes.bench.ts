@@ -44,6 +44,10 @@ export const operatorTokens = async (clusters: number): Promise<string[]> => {
 const inventoryFigures = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
   const app = await startServer('app', { NODE_STALE_SEC: '3600' });
+  // The single report's work without the app, on the same fleet held in memory (bench/lean.ts).
+  const lean = await startServer('lean-fastify', {
+    BENCH_LEAN_FLEET: `${CLUSTERS}x${PER_CLUSTER}`,
+  });
   try {
     const t0 = performance.now();
     const registered = await app.call<number>('register', {
@@ -72,10 +76,13 @@ const inventoryFigures = async (): Promise<Figure[]> => {
         auth,
       } satisfies RequestSpec,
     });
-    const runs = { bareBatch: [], appBatch: [], bareSingle: [], appSingle: [] } as Record<
-      'bareBatch' | 'appBatch' | 'bareSingle' | 'appSingle',
-      LoadResult[]
-    >;
+    const runs = {
+      bareBatch: [],
+      appBatch: [],
+      bareSingle: [],
+      appSingle: [],
+      leanSingle: [],
+    } as Record<'bareBatch' | 'appBatch' | 'bareSingle' | 'appSingle' | 'leanSingle', LoadResult[]>;
     let peakDuringLoad = 0;
     for (let round = 0; round < ROUNDS; round++) {
       runs.bareBatch.push(await runLoad(plan(bare.url, BATCH)));
@@ -85,6 +92,7 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       runs.bareSingle.push(await runLoad(plan(bare.url, 1)));
       runs.appSingle.push(await profiled(app, () => runLoad(plan(app.url, 1))));
       await quiet(app);
+      runs.leanSingle.push(await runLoad(plan(lean.url, 1)));
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
     }
     const appended = (await app.call<number>('head')) - headBefore;
@@ -114,6 +122,13 @@ const inventoryFigures = async (): Promise<Figure[]> => {
         met: batchNodes >= 50_000 && failures(runs.appBatch) === '',
       },
       {
+        name: 'nodes.lean_fastify_report_single_node',
+        value: rps(runs.leanSingle),
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify parsing the same 1-node bodies', value: bareSingle },
+        target: `informational: the report's work on bare Fastify, no app, the same fleet in memory (p99 ${p99(runs.leanSingle)} ms)${failures(runs.leanSingle)}`,
+      },
+      {
         name: 'nodes.report_single_node',
         value: single,
         unit: 'req/s',
@@ -138,7 +153,7 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       },
     ];
   } finally {
-    await Promise.all([bare.stop(), app.stop()]);
+    await Promise.all([bare.stop(), app.stop(), lean.stop()]);
   }
 };
 
