@@ -1,7 +1,10 @@
 import request from 'supertest';
 import { EventStore } from '../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
-import { IDEMPOTENCY_STORE } from '../../apps/control-plane/src/platform/idempotency/idempotency.hooks';
+import {
+  IDEMPOTENCY_STORE,
+  idempotencyClock,
+} from '../../apps/control-plane/src/platform/idempotency/idempotency.hooks';
 import { IdempotencyStore } from '../../apps/control-plane/src/platform/idempotency/idempotency.store';
 import { UnavailableError } from '../../libs/kernel/src';
 import { startApp, TestApp } from '../support/app';
@@ -173,6 +176,32 @@ describe.each([
     expect(await appendedBy(retried, before)).toEqual([]);
   });
 
+  it('takes a key reused after its 24 h as a new command: done and appended, not a silent replay of the first', async () => {
+    const day = 24 * 60 * 60 * 1000;
+    const who = await t.auth('later', ['admin']);
+    const first = await create('k-expired', cluster('expired-a'), who);
+    expect(first.status).toBe(201);
+    const keys = t.app.get<IdempotencyStore>(IDEMPOTENCY_STORE);
+    // 25 h later: the store has let the key go (as its TTL does).
+    const get = jest.spyOn(keys, 'get').mockResolvedValue(null);
+    const clock = jest
+      .spyOn(idempotencyClock, 'now')
+      .mockImplementation(() => Date.now() + day + 60 * 60 * 1000);
+    try {
+      const before = await head();
+      const again = await create('k-expired', cluster('expired-b'), who);
+      expect(again.status).toBe(201);
+      expect(again.body.clusterId).not.toBe(first.body.clusterId);
+      const requested = (await appendedBy(again, before)).find(
+        (e) => e.type === 'ClusterRequested.v1',
+      );
+      expect(requested?.data).toMatchObject({ name: 'expired-b' });
+    } finally {
+      clock.mockRestore();
+      get.mockRestore();
+    }
+  });
+
   it('keeps keys apart per caller: the same key from another admin is a new command', async () => {
     const mine = await create('k-shared', cluster('shared'));
     const theirs = await create('k-shared', cluster('shared'), await t.auth('other', ['admin']));
@@ -219,6 +248,27 @@ describe.each([
     expect(replayed.status).toBe(204);
     expect(replayed.text).toBe('');
     expect(await appendedBy(replayed, before)).toEqual([]);
+  });
+
+  it('takes no body and an empty body as the same request: a retry that adds {} replays, nothing appended', async () => {
+    const reported = await send('idem-c2', [gpuNode('idem-host-2')]);
+    const nodeId = reported.body.nodes[0].nodeId as string;
+    const cordon = () =>
+      request(t.url)
+        .post(`/v1/nodes/${nodeId}/cordon`)
+        .set(admin)
+        .set('Idempotency-Key', 'k-empty');
+    const first = await cordon();
+    expect(first.status).toBe(200);
+    const before = await head();
+    const again = await cordon().send({});
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await appendedBy(again, before)).toEqual([]);
+    // A body that does say something is another request.
+    const other = await cordon().send({ reason: 'maintenance' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('idempotency_key_reused');
   });
 
   it('refuses a malformed key with 400 naming it, after 401 and 403', async () => {

@@ -7,7 +7,7 @@ import { Caller } from '../auth/caller';
 import { TokenService } from '../auth/token-service';
 import { validationFailed } from '../errors/error-envelope';
 import { PlatformRequest } from '../http/command-context';
-import { IdempotencyStore } from './idempotency.store';
+import { IDEMPOTENCY_TTL_MS, IdempotencyStore } from './idempotency.store';
 
 export const IDEMPOTENCY_STORE = Symbol('IDEMPOTENCY_STORE');
 const logger = new Logger('idempotency');
@@ -35,9 +35,17 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
  * body alone, as keys kept before the query counted did.
  */
 const fingerprint = (body: unknown, query: unknown): string => {
-  const q = query && typeof query === 'object' && Object.keys(query).length > 0 ? query : null;
-  return sha256(q === null ? canonical(body) : `${canonical(body)}\n?${canonical(q)}`);
+  const q = isEmpty(query) ? null : query;
+  // No body and an empty object say the same thing (`{}` is what a client sends for "no
+  // options"): a retry that adds or drops it is the same request.
+  const b = isEmpty(body) ? null : body;
+  return sha256(q === null ? canonical(b) : `${canonical(b)}\n?${canonical(q)}`);
 };
+
+const isEmpty = (value: unknown): boolean =>
+  value === undefined ||
+  value === null ||
+  (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0);
 
 /**
  * Whose key this is: the subject and everything its token authorises. A stored response was
@@ -72,6 +80,21 @@ const pathOf = (request: {
   const params = (request.params ?? {}) as Record<string, string>;
   return template.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => params[name] ?? '');
 };
+
+/**
+ * The command a key names. A retry whose kept answer was lost (the store down when it was
+ * put, Redis emptied) derives the same id, so its events dedupe and nothing is done twice.
+ * But a key is kept 24 h: reused later it names a new command, which must not dedupe against
+ * the first one's events (it would answer 2xx and do nothing). So the id also carries the
+ * 24 h window the request falls in: a reuse more than 24 h after the first use is always in a
+ * later window. The one loss: an answer lost *and* its retry crossing a window's end
+ * (00:00 UTC) is decided as a new command.
+ */
+export const commandIdFor = (scope: string, now: number): string =>
+  uuidFrom('idempotency', scope, String(Math.floor(now / IDEMPOTENCY_TTL_MS)));
+
+/** The hooks' clock, on its own so a test can move it a day on without moving the app's. */
+export const idempotencyClock = { now: (): number => Date.now() };
 
 type Pending = { readonly scope: string; readonly bodyHash: string; release(): void };
 
@@ -167,7 +190,7 @@ export const installIdempotency = (
         settle();
       },
     };
-    req.commandId = uuidFrom('idempotency', scope);
+    req.commandId = commandIdFor(scope, idempotencyClock.now());
     req.idempotency = pending;
     // Whatever happens to the response (sent, failed, connection lost), waiters move on.
     reply.raw.once('close', pending.release);
