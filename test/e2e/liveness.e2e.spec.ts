@@ -115,6 +115,28 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     ).toHaveLength(0);
   });
 
+  it('counts a report older (by observedAt) than the newest as a sighting: a node whose clock stepped back keeps reporting and stays online', async () => {
+    // One report from a clock 50 s fast (within the 60 s allowed), then the clock is put
+    // right: every report after it is older than the newest applied, so it changes nothing,
+    // but it arrived, and staleness goes by the server's receive time.
+    const ahead = new Date(Date.now() + 50_000).toISOString();
+    const res = await post(report('c1', [gpuNode('skewed-01', 2, 'L40S', { observedAt: ahead })]));
+    const nodeId = res.body.nodes[0].nodeId;
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      const now = new Date().toISOString();
+      const next = await post(report('c1', [gpuNode('skewed-01', 4, 'L40S', { observedAt: now })]));
+      expect(next.status).toBe(200);
+      await sleep(400);
+    }
+    const seen = await node(nodeId);
+    expect(seen.status).toBe('ready');
+    expect(seen.gpuCount).toBe(2); // the older reports changed nothing
+    expect(
+      (await events('NodeWentOffline')).filter((e) => e.streamId === `node-${nodeId}`),
+    ).toHaveLength(0);
+  });
+
   it('registers a node whose first report is NotReady as offline without a notification, and notifies when it comes up', async () => {
     const joining = await post(
       report('cj', [gpuNode('joining-01', 1, 'L40S', { kubeletReady: false })]),

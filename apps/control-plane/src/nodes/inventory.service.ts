@@ -84,12 +84,16 @@ export class InventoryService {
     const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
       const report = reports[i];
       const nodeId = nodeIds[i];
-      if (!isOutOfOrder(report, result.state, newest[i]) || result.appended) {
-        const observed = report.observedAt
-          ? Date.parse(report.observedAt)
-          : (beats[i]?.observedAt ?? null);
-        fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt: observed });
-      }
+      // Every report is a sighting at its receive time, an out-of-order one too (it changes
+      // nothing, but the controller reached us now); the newest observedAt stays the newest.
+      const before = beats[i]?.observedAt ?? null;
+      const observed = report.observedAt ? Date.parse(report.observedAt) : before;
+      fresh.push({
+        nodeId,
+        seenAt: ctx.now.getTime(),
+        observedAt:
+          observed === null || before === null ? (observed ?? before) : Math.max(observed, before),
+      });
       const state = result.state;
       results[i] = {
         hostname: report.hostname,
