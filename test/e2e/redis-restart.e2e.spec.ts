@@ -121,7 +121,11 @@ describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
 });
 
 describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessions run', () => {
-  const own = onOwnRedis(() => ({ NODE_STALE_SEC: '2', JOBS_REPAIR_SEC: '1' }));
+  const own = onOwnRedis(() => ({
+    NODE_STALE_SEC: '2',
+    JOBS_REPAIR_SEC: '1',
+    CORDON_SYNC_SEC: '3',
+  }));
 
   it('bills a node silent before the outage to its last report, keeps a reporting node online, and answers what it recorded as done', async () => {
     const admin = await own.t.auth('root', ['admin']);
@@ -175,7 +179,8 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
       .post(`/v1/nodes/${quiet}/cordon`)
       .set(admin)
       .send({ reason: 'outage' });
-    await sleep(2500); // longer than NODE_STALE_SEC
+    await sleep(3500); // longer than NODE_STALE_SEC and CORDON_SYNC_SEC
+    const restarting = Date.now();
     await own.redis.start();
 
     const quietOffline = await eventually(async () => {
@@ -222,6 +227,15 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
       return page.items.length === 1 ? page.items[0] : null;
     });
     expect(bill.to).toBe(quietOffline.data.lastSeenAt);
+    // The cordon made during the outage could not be shown applied while no report could be
+    // recorded: its CORDON_SYNC_SEC runs from Redis's return, not from the cordon.
+    const overdue = await eventually(async () => {
+      const found = (await events('NodeCordonSyncOverdue')).find(
+        (e) => e.streamId === `node-${quiet}`,
+      );
+      return found ?? null;
+    }, 15_000);
+    expect(Date.parse(overdue.data.at)).toBeGreaterThanOrEqual(restarting + 3000);
   }, 90_000);
 });
 

@@ -115,6 +115,9 @@ export class CordonSyncService implements OnModuleInit {
     // Reports could not be recorded while the heartbeat store was out of reach (down or
     // stalled), so the operator could not show the change applied: its time runs again from
     // the store's return, as a node's silence does.
+    // Ask the store first: the job queue's connection may be back before the heartbeat
+    // store has noticed it was ever gone, and its return is what the deadline runs from.
+    await this.heartbeats.get([job.nodeId]);
     const restored = this.heartbeats.restoredAt();
     if (restored > Date.parse(since) && now.getTime() < restored + this.syncMs) {
       await this.jobs.schedule<CordonSyncJob>(
