@@ -152,6 +152,24 @@ describe('node pools over HTTP', () => {
     );
   });
 
+  it('names the node by its hostname in pool_emptied when its last GPU node moves to another pool', async () => {
+    const from = (
+      await createPool('pc1', { name: 'ded-from', kind: 'gpu', gpuType: 'L40S', mode: 'dedicated' })
+    ).body;
+    const to = (await createPool('pc1', { name: 'ded-to', kind: 'gpu', gpuType: 'L40S' })).body;
+    const nodeId = await nodeIdOf('pc1', 'l40s-02');
+    await assign(nodeId, from.poolId).expect(200);
+    await assign(nodeId, to.poolId).expect(200);
+    const note = await eventually(async () => {
+      const res = await request(t.url).get('/v1/notifications').set(admin);
+      return res.body.items.find(
+        (n: { type: string; reason: string }) =>
+          n.type === 'pool_emptied' && n.reason.includes(from.poolId),
+      );
+    });
+    expect(note).toMatchObject({ nodeId, hostname: 'l40s-02', clusterId: 'pc1' });
+  });
+
   it('takes a node that registers with the fleet/pool label into that pool', async () => {
     const pool = (await createPool('pc1', { name: 'labelled', kind: 'gpu', gpuType: 'HPC_GPU' }))
       .body;

@@ -275,13 +275,20 @@ export class PoolsService {
     await this.runner.settle(stored.position, ['projection:nodes'], 10_000);
     const left = await this.readModels.count(NODES, { poolId, gpuCount: { $gt: 0 } });
     if (left > 0) return;
-    const hostname = event.type === 'NodeDeleted' ? event.data.hostname : nodeId;
+    const hostname =
+      event.type === 'NodeDeleted' ? event.data.hostname : await this.hostnameOf(stored.streamId);
     await this.pipeline.handle(
       poolAggregate,
       poolStreamId(poolId),
       { type: 'MarkPoolEmptied', data: { nodeId, hostname, at: event.data.at } },
       this.context(stored, uuidFrom(stored.eventId, 'pool-emptied')),
     );
+  }
+
+  /** A node moved out of a pool is still registered: its stream names it. */
+  private async hostnameOf(streamId: string): Promise<string> {
+    const { state } = await this.pipeline.load(nodeAggregate, streamId);
+    return state.status === 'absent' ? streamId.slice('node-'.length) : state.hostname;
   }
 
   /**
