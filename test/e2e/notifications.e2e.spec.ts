@@ -324,3 +324,77 @@ describe('admin notifications', () => {
     expect(receiver.tries.length).toBe(triesBefore);
   });
 });
+
+describe('admin notifications, listed as recorded', () => {
+  let t: TestApp;
+  let store: EventStore;
+  let seq = 0;
+  const get = async (query = '') => {
+    const res = await request(t.url)
+      .get(`/v1/notifications${query}`)
+      .set(await t.auth('root', ['admin']));
+    expect(res.status).toBe(200);
+    return res.body as { items: Array<{ id: string; at: string }>; nextCursor: string | null };
+  };
+  /** One stalled-cluster notification recorded now, whatever its `at` says. */
+  const record = async (at: string): Promise<string> => {
+    const eventId = randomUUID();
+    seq += 1;
+    await store.append(
+      `cluster-c-order-${seq}`,
+      [
+        {
+          eventId,
+          type: 'ClusterReportsStalled.v1',
+          data: {
+            clusterId: `c-order-${seq}`,
+            staleNodes: [
+              { nodeId: 'n-a', hostname: 'a' },
+              { nodeId: 'n-b', hostname: 'b' },
+              { nodeId: 'n-c', hostname: 'c' },
+            ],
+            onlineNodes: 3,
+            lastSeenAt: at,
+            at,
+          },
+          metadata: metadata(at),
+        },
+      ],
+      'any',
+    );
+    return eventId;
+  };
+
+  beforeAll(async () => {
+    t = await startApp({ ...ENV });
+    store = t.app.get<EventStore>(EVENT_STORE);
+  });
+  afterAll(async () => t?.close());
+
+  it('lists every notification without a limit, past any default page, oldest recorded first', async () => {
+    const recorded: string[] = [];
+    // Recorded in this order with ever earlier times: the order shown is the order recorded.
+    for (let i = 0; i < 130; i++) recorded.push(await record(iso(-i * 1000)));
+    await t.app.get(SubscriptionRunner).caughtUp();
+    const all = await get();
+    expect(all.items.map((i) => i.id)).toEqual(recorded);
+    expect(all.nextCursor).toBeNull();
+  });
+
+  it('pages without a gap when a notification recorded later carries an earlier time', async () => {
+    const before = (await get()).items.map((i) => i.id);
+    const first = await get('?limit=50');
+    expect(first.nextCursor).toEqual(expect.any(String));
+    // Recorded after the first page was read, dated before everything listed.
+    const late = await record(iso(-3_600_000));
+    await t.app.get(SubscriptionRunner).caughtUp();
+    const seen = first.items.map((i) => i.id);
+    let cursor = first.nextCursor;
+    while (cursor) {
+      const page = await get(`?limit=50&cursor=${encodeURIComponent(cursor)}`);
+      seen.push(...page.items.map((i) => i.id));
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual([...before, late]);
+  });
+});

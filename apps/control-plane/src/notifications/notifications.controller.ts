@@ -32,13 +32,30 @@ export class NotificationsController {
       // DTO let through only times Date can read).
       filter.at = { $gt: new Date(query.since).toISOString() };
     }
-    try {
-      const page = await this.readModels.find<NotificationDoc>(NOTIFICATIONS, filter, {
-        sort: { at: 1 },
-        limit: query.limit ?? 100,
-        cursor: query.cursor ?? null,
+    // In the order they were recorded (the log's), not by `at`: a notification recorded later
+    // may carry an earlier or equal `at` (two commands deciding in the same instant), and paging
+    // by `at` would put it behind a cursor already handed out.
+    const find = (limit: number, cursor: string | null) =>
+      this.readModels.find<NotificationDoc>(NOTIFICATIONS, filter, {
+        sort: { position: 1 },
+        limit,
+        cursor,
       });
-      return { items: page.items.map(view), nextCursor: page.nextCursor };
+    try {
+      if (query.limit !== undefined) {
+        const page = await find(query.limit, query.cursor ?? null);
+        return { items: page.items.map(view), nextCursor: page.nextCursor };
+      }
+      // No limit: every one (API.md's list has no paging; a client that does not know
+      // `nextCursor` must not miss notifications past a default page).
+      const items: Notification[] = [];
+      let cursor = query.cursor ?? null;
+      do {
+        const page = await find(1000, cursor);
+        for (const doc of page.items) items.push(view(doc));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return { items, nextCursor: null };
     } catch (error) {
       if (isInvalidCursor(error)) {
         throw validationFailed([{ field: 'cursor', problems: ['is not a cursor of this query'] }]);

@@ -7,6 +7,13 @@ import { IsZonedTime } from '../platform/http/zoned-time';
 @QueryParams()
 export class ListNotificationsQuery extends PageQuery {
   @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 1000,
+    description: 'Page size; without it, every notification (from `cursor` when given)',
+  })
+  declare limit?: number;
+
+  @ApiPropertyOptional({
     description: 'Only notifications strictly after this time (ISO-8601 with a UTC offset)',
     example: '2026-12-02T10:00:00Z',
   })

@@ -4,7 +4,7 @@ import { Notification, toNotification } from './notification';
 
 export const NOTIFICATIONS = 'notifications';
 
-export type NotificationDoc = Doc & Notification;
+export type NotificationDoc = Doc & Notification & { readonly position?: number };
 
 /**
  * Every notification, once. Insert-only: a notification is a fact, never edited; a replayed
@@ -12,9 +12,16 @@ export type NotificationDoc = Doc & Notification;
  */
 export const notificationsProjection: Projection = {
   name: 'notifications',
-  collections: [{ name: NOTIFICATIONS, insertOnly: true }],
+  collections: [{ name: NOTIFICATIONS, insertOnly: true, indexes: ['position'] }],
   apply(event, writer) {
     const notification = toNotification(event);
-    if (notification) writer.insert(NOTIFICATIONS, { _id: notification.id, ...notification });
+    if (notification) {
+      // `position` orders the list as recorded; it is not part of the view.
+      writer.insert(NOTIFICATIONS, {
+        _id: notification.id,
+        ...notification,
+        position: event.position,
+      });
+    }
   },
 };
