@@ -45,6 +45,12 @@ export type NodeDoc = {
   freeMemoryGiB: number;
   capacity: Capacity;
   gpus: NodeGpuView[];
+  /**
+   * Cards the node stopped listing while a session held them: still that session's until it
+   * ends (the command side keeps them too), so `GET /v1/nodes/{id}/gpus` still shows who holds
+   * them. Not counted in `gpuCount`. Absent from documents projected before it was kept.
+   */
+  unlisted?: NodeGpuView[];
   allocations: Record<string, Allocation>;
   cordon: { desired: boolean; observed: boolean | null; reason: string | null };
   drain: { drainId: string; status: 'running' | 'completed' } | null;
@@ -87,6 +93,13 @@ const withStatus = (doc: NodeDoc): NodeDoc => {
     freeMemoryGiB: doc.capacity.memoryGiB - allocations.reduce((sum, a) => sum + a.memoryGiB, 0),
     gpuCount: doc.gpus.length,
     gpus: cardViews(doc.gpus, held),
+    unlisted:
+      doc.unlisted && doc.unlisted.length > 0
+        ? cardViews(
+            doc.unlisted.filter((g) => held.has(g.uuid)),
+            held,
+          )
+        : doc.unlisted,
     status: !doc.online
       ? 'offline'
       : doc.cordon.desired
@@ -147,11 +160,18 @@ export const projectNode = (
     }
     case 'NodeGpusChanged': {
       const removed = new Set(event.data.removed);
+      const added = new Set(event.data.added.map((g) => g.uuid));
       const gpus = [
         ...doc.gpus.filter((g) => !removed.has(g.uuid)),
         ...event.data.added.map((g) => ({ ...g, sessionId: null, owner: null })),
       ];
-      return next({ gpus, changedAt: event.data.at });
+      // A card dropped while held is kept aside until its session ends; listed again, it is
+      // the node's again.
+      const unlisted = [
+        ...(doc.unlisted ?? []).filter((g) => !added.has(g.uuid)),
+        ...doc.gpus.filter((g) => removed.has(g.uuid) && g.sessionId !== null),
+      ];
+      return next({ gpus, unlisted, changedAt: event.data.at });
     }
     case 'NodeUnschedulableObserved':
       return next({

@@ -53,6 +53,50 @@ describe('the Nodes screen projection', () => {
     expect(released.gpus[1]).toMatchObject({ sessionId: null, owner: null });
   });
 
+  it('keeps a card its node stopped listing aside while a session holds it, until the session ends', () => {
+    const gpusChanged = (added: string[], removed: string[]): NodeEvent => ({
+      type: 'NodeGpusChanged',
+      data: {
+        nodeId: 'n1',
+        added: added.map((uuid) => ({ uuid, model: 'L40S', memoryGiB: 48 })),
+        removed,
+        observedAt: at,
+        at,
+      },
+    });
+    const released: NodeEvent = {
+      type: 'NodeCapacityReleased',
+      data: { nodeId: 'n1', sessionId: 's1', at },
+    };
+    const [, , dropped, , gone] = given(
+      registered,
+      allocate('s1', ['GPU-b']),
+      gpusChanged([], ['GPU-a', 'GPU-b']),
+      gpusChanged([], []),
+      released,
+    );
+    // GPU-a was free: gone. GPU-b is held: kept aside with its session, not counted.
+    expect(dropped).toMatchObject({ gpuCount: 1, freeCards: 1, status: 'busy' });
+    expect(dropped.unlisted).toEqual([
+      { uuid: 'GPU-b', model: 'L40S', memoryGiB: 48, sessionId: 's1', owner: 'alice' },
+    ]);
+    expect(gone.unlisted).toEqual([]);
+    expect(gone.gpuCount).toBe(1);
+    // Listed again while still held: the node's card again, once.
+    const [, , , back] = given(
+      registered,
+      allocate('s1', ['GPU-b']),
+      gpusChanged([], ['GPU-b']),
+      gpusChanged(['GPU-b'], []),
+    );
+    expect(back.unlisted).toEqual([]);
+    expect(back.gpus.map((g) => [g.uuid, g.sessionId])).toEqual([
+      ['GPU-a', null],
+      ['GPU-c', null],
+      ['GPU-b', 's1'],
+    ]);
+  });
+
   it('keeps the cards an event did not touch as the same objects (the store then shares them)', () => {
     const [before, after, cordoned] = given(registered, allocate('s1', ['GPU-b']), {
       type: 'NodeCordoned',

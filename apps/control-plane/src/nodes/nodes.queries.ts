@@ -56,7 +56,7 @@ export class NodesQueries {
   async gpus(nodeId: string): Promise<NodeGpuView[]> {
     const doc = await this.readModels.get<NodeDoc & Doc>(NODES, nodeId);
     if (!doc) throw notFound('node', nodeId);
-    return doc.gpus.map((g) => ({
+    return [...doc.gpus, ...(doc.unlisted ?? [])].map((g) => ({
       uuid: g.uuid,
       model: g.model,
       memoryGiB: g.memoryGiB,
