@@ -20,11 +20,21 @@ export const envelope = (
 ): ErrorEnvelope => ({ error: { code, message, details } });
 
 export const validationFailed = (
-  fields: ReadonlyArray<{ field: string; problems: string[] }>,
-): DomainError =>
-  new DomainError(
+  found: ReadonlyArray<{ field: string; problems: string[] }>,
+): DomainError => {
+  // One entry per field, in the order first found, with each of its problems once: two checks
+  // of one field (a label that is no label key *and* not a mode) are one field with two problems.
+  const byField = new Map<string, string[]>();
+  for (const { field, problems } of found) {
+    const known = byField.get(field) ?? [];
+    for (const p of problems) if (!known.includes(p)) known.push(p);
+    byField.set(field, known);
+  }
+  const fields = [...byField].map(([field, problems]) => ({ field, problems }));
+  return new DomainError(
     'validation_failed',
     `invalid request: ${fields.map((f) => f.field).join(', ')}`,
     'invalid',
     { fields },
   );
+};

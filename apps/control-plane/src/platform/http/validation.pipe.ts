@@ -2,13 +2,25 @@ import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { FastValidationPipe } from './fast-validation';
 import { validationFailed } from '../errors/error-envelope';
 
+/** Constraints on a value's type: when one fails, the value's range or length means nothing. */
+const TYPE_CHECKS = new Set(['isInt', 'isNumber', 'isString', 'isBoolean', 'isArray', 'isObject']);
+
+/**
+ * A field's problems. A value of the wrong type is told only that ("gpuCount must be an integer
+ * number"), not also every bound it could not be compared with ("must not be less than 1").
+ */
+const problemsOf = (constraints: Record<string, string>): string[] => {
+  const wrongType = Object.keys(constraints).filter((k) => TYPE_CHECKS.has(k));
+  return (wrongType.length > 0 ? wrongType : Object.keys(constraints)).map((k) => constraints[k]);
+};
+
 const flatten = (
   errors: readonly ValidationError[],
   prefix = '',
 ): Array<{ field: string; problems: string[] }> =>
   errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = e.constraints ? [{ field, problems: Object.values(e.constraints) }] : [];
+    const own = e.constraints ? [{ field, problems: problemsOf(e.constraints) }] : [];
     return [...own, ...flatten(e.children ?? [], field)];
   });
 
