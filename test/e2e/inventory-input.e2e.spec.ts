@@ -294,6 +294,16 @@ describe('inventory report input over HTTP', () => {
       const claimed = await post(report('c1', [cards('gpu-held-02', ['MIG-held-0'])]));
       expect(claimed.status).toBe(409);
       expect(claimed.body.error.details).toMatchObject({ uuid: 'MIG-held-0', nodeId: from });
+      // The node's cards still show it, with the session holding it (no longer counted).
+      const shown = await eventually(async () => {
+        const node = (await request(t.url).get(`/v1/nodes/${from}`).set(admin)).body;
+        return node.gpuCount === 0 ? node : null;
+      });
+      expect(shown.gpuCount).toBe(0);
+      const held = await request(t.url).get(`/v1/nodes/${from}/gpus`).set(admin);
+      expect(held.body.items).toEqual([
+        { uuid: 'MIG-held-0', model: 'MIG_3g', memoryGiB: 40, sessionId, owner: 'alice' },
+      ]);
 
       // The session ends: the card is free, and the next session gets it on its new node.
       await request(t.url).post(`/v1/sessions/${sessionId}/terminate`).set(alice).expect(200);
@@ -301,6 +311,11 @@ describe('inventory report input over HTTP', () => {
         async () =>
           (await post(report('c1', [cards('gpu-held-02', ['MIG-held-0'])]))).status === 200,
       );
+      // Its old node no longer shows it.
+      await eventually(async () => {
+        const items = (await request(t.url).get(`/v1/nodes/${from}/gpus`).set(admin)).body.items;
+        return items.length === 0 ? items : null;
+      });
       const bob = await t.auth('bob', ['user']);
       const next = await request(t.url)
         .post('/v1/sessions')
@@ -315,6 +330,20 @@ describe('inventory report input over HTTP', () => {
   });
 
   describe('labels', () => {
+    it('names a label that breaks two rules once, with both problems, nothing appended', async () => {
+      const before = await eventCount();
+      const res = await post(
+        report('c1', [
+          gpuNode('gpu-lbl-bad', 1, 'L40S', { labels: { 'fleet/mode': 'x'.repeat(70) } }),
+        ]),
+      );
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(fieldsOf(res)).toEqual(['nodes.0.labels.fleet/mode']);
+      expect(problemsOf(res, 'nodes.0.labels.fleet/mode')).toHaveLength(2);
+      expect(await eventCount()).toBe(before);
+    });
+
     it('keeps the label keys constructor and prototype', async () => {
       const res = await post(
         report('c1', [
