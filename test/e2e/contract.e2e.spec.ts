@@ -75,6 +75,32 @@ describe('the OpenAPI document at /docs-json', () => {
     ).toEqual(['GET /health/live', 'GET /health/ready', 'GET /metrics']);
   });
 
+  it('requires a request body only where the body has a required field', () => {
+    // Every field optional, but at least one needed (an empty body is 400): required.
+    const AT_LEAST_ONE_FIELD = ['post /v1/node-pools/{poolId}/resize'];
+    type Body = { required?: boolean; content?: Record<string, { schema?: { $ref?: string } }> };
+    const schemas = (document.components?.schemas ?? {}) as Record<string, { required?: string[] }>;
+    const seen: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item) as [string, { requestBody?: Body }][]) {
+        const body = op.requestBody;
+        const ref = body?.content?.['application/json']?.schema?.$ref;
+        if (!body || !ref) continue;
+        const needed =
+          (schemas[ref.split('/').pop()!]?.required ?? []).length > 0 ||
+          AT_LEAST_ONE_FIELD.includes(`${method} ${path}`);
+        seen.push(`${method} ${path}`);
+        expect({ [`${method} ${path}`]: body.required === true }).toEqual({
+          [`${method} ${path}`]: needed,
+        });
+      }
+    }
+    // The optional bodies of API.md are among those checked.
+    expect(seen).toEqual(
+      expect.arrayContaining(['post /v1/nodes/{nodeId}/cordon', 'post /v1/nodes/{nodeId}/drain']),
+    );
+  });
+
   it('describes error responses with the error envelope', () => {
     const envelope = document.components?.schemas?.ErrorEnvelopeDto as {
       properties: Record<string, { $ref?: string }>;

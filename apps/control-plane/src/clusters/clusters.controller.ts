@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/co
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
+  ApiBody,
   ApiCreatedResponse,
   ApiOkResponse,
   ApiTags,
@@ -103,6 +104,7 @@ export class ClustersController {
   @HttpCode(200)
   @Roles('admin')
   @ApiOkResponse({ type: ClusterView })
+  @ApiBody({ type: ConfirmOutageDto, required: false })
   confirmOutage(
     @Param('clusterId') clusterId: string,
     @Body() body: ConfirmOutageDto,

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { CommandContext, notFound } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
@@ -46,6 +46,7 @@ export class DrainsController {
   @Post('nodes/:nodeId/drain')
   @HttpCode(202)
   @Roles('admin')
+  @ApiBody({ type: DrainNodeDto, required: false })
   async drain(
     @Param('nodeId') nodeId: string,
     @Body() body: DrainNodeDto,

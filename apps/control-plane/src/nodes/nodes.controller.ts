@@ -9,7 +9,7 @@ import {
   Post,
   Query,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
@@ -54,6 +54,7 @@ export class NodesController {
   @HttpCode(200)
   @Roles('admin')
   @ApiOkResponse({ type: NodeView })
+  @ApiBody({ type: CordonNodeDto, required: false })
   async cordon(
     @Param('nodeId') nodeId: string,
     @Body() body: CordonNodeDto,
