@@ -1,5 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Redis from 'ioredis';
 import { UnavailableError } from '../../../../../libs/kernel/src';
 import { OwnRedis } from '../../../../../test/support/own-redis';
@@ -61,6 +64,78 @@ const contract = (name: string, make: () => { store: HeartbeatStore; cleanup(): 
   });
 
 contract('memory', () => ({ store: new MemoryHeartbeatStore(), cleanup: async () => undefined }));
+
+contract('memory, written down', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hb-snapshot-'));
+  return {
+    store: new MemoryHeartbeatStore({ file: path.join(dir, 'heartbeats'), everyMs: 50 }),
+    cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('heartbeat store: memory, written down under DATA_DIR', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hb-snapshot-'));
+    file = path.join(dir, 'heartbeats');
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('reads back at start what the last one closed with, removals included', async () => {
+    const first = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    const beats = Array.from({ length: 12_345 }, (_, i) => ({
+      nodeId: `node-${i}`,
+      seenAt: 1_000 + i,
+      observedAt: i % 2 === 0 ? 900 + i : null,
+    }));
+    await first.touch(beats);
+    await first.remove('node-7');
+    await first.close();
+    const second = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    try {
+      expect(await second.get(['node-0', 'node-1', 'node-7', 'node-12344', 'never'])).toEqual([
+        { seenAt: 1_000, observedAt: 900 },
+        { seenAt: 1_001, observedAt: null },
+        null,
+        { seenAt: 13_344, observedAt: 13_244 },
+        null,
+      ]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('writes down every period, so a process killed without closing loses one period at most', async () => {
+    const store = new MemoryHeartbeatStore({ file, everyMs: 50 });
+    await store.touch([{ nodeId: 'a', seenAt: 1_000, observedAt: null }]);
+    await new Promise((r) => setTimeout(r, 200));
+    // Not closed: as after a SIGKILL, only what the periods wrote is there.
+    const after = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    expect(await after.get(['a'])).toEqual([{ seenAt: 1_000, observedAt: null }]);
+    await after.close();
+    await store.close();
+  });
+
+  it('skips lines it cannot read (a torn or foreign file) and starts with what it can', async () => {
+    fs.writeFileSync(file, 'a 1000 900\nb not-a-time\n\ngarbage\nc 3000 \n');
+    const store = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    expect(await store.get(['a', 'b', 'c', 'garbage'])).toEqual([
+      { seenAt: 1_000, observedAt: 900 },
+      null,
+      { seenAt: 3_000, observedAt: null },
+      null,
+    ]);
+    await store.close();
+  });
+
+  it('writes nothing while nothing was touched', async () => {
+    const store = new MemoryHeartbeatStore({ file, everyMs: 20 });
+    await new Promise((r) => setTimeout(r, 100));
+    await store.close();
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});
 
 contract('redis', () => {
   const prefix = `hb-test-${randomUUID().slice(0, 8)}`;

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type Redis from 'ioredis';
 import {
   RequestPathRedis,
@@ -41,6 +43,12 @@ export interface HeartbeatStore {
 /** A stored heartbeat, updated in place. */
 type Slot = { seenAt: number; observedAt: number | null };
 
+/** Where and how often the embedded store writes its sightings down. */
+export type HeartbeatSnapshot = { readonly file: string; readonly everyMs: number };
+
+/** Lines per write of a snapshot: the event loop is never held for a whole fleet. */
+const SNAPSHOT_SLICE = 5_000;
+
 export class MemoryHeartbeatStore implements HeartbeatStore {
   /**
    * One slot per node, overwritten in place: a new object per touch would live until the
@@ -48,10 +56,87 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
    * promoted, and a fleet reporting all the time would fill the old generation with them.
    */
   private readonly beats = new Map<string, Slot>();
-  /** Heartbeats kept in memory are lost with the process: recordable since its start. */
+  /** Reports could not be received before this process started: recordable since then. */
   private readonly startedAt = Date.now();
+  private dirty = false;
+  private saving: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout | null = null;
+
+  /**
+   * With `snapshot`, the sightings outlive the process, as the event log does: they are read
+   * back at start, written down every `everyMs` (a file replaced whole) and at close. Without
+   * them, a node that fell silent around a restart went offline at its last recorded change,
+   * not its last report, and its sessions' bills ended there: minutes of running time unbilled,
+   * and a false `lastSeenAt` in the log. A crash loses at most the sightings of one period.
+   */
+  constructor(private readonly snapshot?: HeartbeatSnapshot) {
+    if (!snapshot) return;
+    fs.mkdirSync(path.dirname(snapshot.file), { recursive: true });
+    this.load(snapshot.file);
+    this.timer = setInterval(() => void this.save().catch(() => undefined), snapshot.everyMs);
+    this.timer.unref();
+  }
+
+  private load(file: string): void {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const line of text.split('\n')) {
+      const [nodeId, seen, observed] = line.split(' ');
+      const seenAt = Number(seen);
+      if (!nodeId || !Number.isFinite(seenAt)) continue; // a torn or foreign line: skipped
+      const observedAt = observed ? Number(observed) : null;
+      this.beats.set(nodeId, {
+        seenAt,
+        observedAt: observedAt !== null && Number.isFinite(observedAt) ? observedAt : null,
+      });
+    }
+  }
+
+  /** Writes every sighting to a new file, then puts it in place of the last one. */
+  save(): Promise<void> {
+    if (!this.snapshot) return Promise.resolve();
+    if (this.saving) return this.saving;
+    if (!this.dirty) return Promise.resolve();
+    this.dirty = false;
+    const { file } = this.snapshot;
+    const next = `${file}.next`;
+    this.saving = (async () => {
+      const out = await fs.promises.open(next, 'w');
+      try {
+        let lines: string[] = [];
+        // Slots change in place and new nodes are appended while this runs: each line is the
+        // node's sighting as of its turn, none older than when the snapshot began.
+        for (const [nodeId, slot] of this.beats) {
+          lines.push(`${nodeId} ${slot.seenAt} ${slot.observedAt ?? ''}\n`);
+          if (lines.length >= SNAPSHOT_SLICE) {
+            await out.write(lines.join(''));
+            lines = [];
+          }
+        }
+        if (lines.length > 0) await out.write(lines.join(''));
+        await out.datasync();
+      } finally {
+        await out.close();
+      }
+      await fs.promises.rename(next, file);
+    })()
+      .catch((error: unknown) => {
+        this.dirty = true; // try again next period
+        throw error;
+      })
+      .finally(() => {
+        this.saving = null;
+      });
+    return this.saving;
+  }
 
   async touch(beats: readonly Beat[]): Promise<void> {
+    if (beats.length > 0) this.dirty = true;
     for (const b of beats) {
       const slot = this.beats.get(b.nodeId);
       if (slot === undefined)
@@ -72,7 +157,7 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
   }
 
   async remove(nodeId: string): Promise<void> {
-    this.beats.delete(nodeId);
+    if (this.beats.delete(nodeId)) this.dirty = true;
   }
 
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
@@ -88,7 +173,11 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
 
   async ping(): Promise<void> {}
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.saving?.catch(() => undefined);
+    await this.save();
+  }
 
   /** Test hook: what a restart of the embedded store loses. */
   clear(): void {
