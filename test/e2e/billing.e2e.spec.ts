@@ -260,8 +260,11 @@ describe('billing over HTTP', () => {
       ['from', '2026-12-01T1000Z'], // basic time
       ['to', '2026-12-01T10Z'], // hours only
       ['to', '2026-W49-1T10:00:00Z'], // a week date
+      ['to', '9999-12-31T23:59:59.9999Z'], // rounds up into year 10000
+      ['from', '9999-12-31T23:30:00-01:00'], // 10000-01-01T00:30Z
+      ['to', '0000-01-01T00:30:00+01:00'], // before year 0000
     ])(
-      'refuses ?%s=%s, an ISO-8601 form Date cannot read, with 400 naming it',
+      'refuses ?%s=%s, an ISO-8601 form Date cannot read or past the years 0000-9999, with 400 naming it',
       async (field, time) => {
         const res = await records(`?${field}=${encodeURIComponent(time)}`, admin);
         expect(res.status).toBe(400);
@@ -271,6 +274,14 @@ describe('billing over HTTP', () => {
         ]);
       },
     );
+  });
+
+  it('takes the last millisecond of year 9999 as a bound', async () => {
+    const all = (await records('', admin)).body as Page;
+    const res = await records(`?to=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, admin);
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(all.total);
+    expect(res.body.items).toHaveLength(all.items.length);
   });
 
   it('keeps every record unchanged when the node is deleted', async () => {

@@ -22,6 +22,20 @@ export const ceilToMillisecond = (text: string): string => {
   return new Date(/[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms).toISOString();
 };
 
+const EARLIEST = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * Whether the instant, rounded up to its millisecond, is one of years 0000-9999 in UTC: stored
+ * times are compared as ISO strings, and past them `toISOString` writes `+010000-…`, which sorts
+ * before every real time (a `from` in year 10000 matched everything).
+ */
+export const isWithinYears = (text: unknown): boolean => {
+  if (!isReadableTime(text)) return true; // told by the readability check
+  const ms = Date.parse(ceilToMillisecond(text as string));
+  return ms >= EARLIEST && ms <= LATEST;
+};
+
 /**
  * A time in a query: ISO-8601 (strict), with its UTC offset, and one `Date` can read. ISO-8601
  * also allows week dates (2026-W49-1), ordinal dates (2026-337), basic forms (20261201T1000Z)
@@ -37,6 +51,13 @@ export const IsZonedTime = (field: string, options?: ValidationOptions): Propert
       {
         ...options,
         message: `${field} must be a calendar date-time such as 2026-12-02T10:00:00Z (week dates, ordinal dates, basic forms and decimal commas are not accepted)`,
+      },
+    ),
+    ValidateBy(
+      { name: 'isWithinYears', validator: { validate: isWithinYears } },
+      {
+        ...options,
+        message: `${field} must fall in the years 0000 to 9999 (UTC)`,
       },
     ),
   );
