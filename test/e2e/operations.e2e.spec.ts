@@ -10,6 +10,9 @@ import { systemContext } from '../../libs/kernel/src';
 import { nodeAggregate } from '../../apps/control-plane/src/nodes/node.aggregate';
 import { nodeStreamId } from '../../apps/control-plane/src/nodes/node.events';
 import { SimulatedProvisioner } from '../../apps/control-plane/src/provisioner/simulated-provisioner';
+import { DRAINS, DrainDoc } from '../../apps/control-plane/src/drains/drains.projection';
+import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { ReadModelStore } from '../../libs/readmodels/src/port';
 
 type Operation = {
   operationId: string;
@@ -169,6 +172,56 @@ describe('operations with the simulated provisioner', () => {
       size: 3,
       operation: null,
     });
+  });
+
+  it('removes no node an admin uncordoned after its drain: the scale-in fails naming it, the node stays', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, {
+      name: 'taken-back',
+      kind: 'gpu',
+      gpuType: 'L40S',
+      gpusPerNode: 1,
+    });
+    expect(await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).toMatchObject({
+      status: 'succeeded',
+    });
+    const readModels = t.app.get<ReadModelStore>(READ_MODELS);
+    const get = readModels.get.bind(readModels);
+    let takenBack: string | null = null;
+    // The moment the operation sees its drain completed, before it asks for the removal, the
+    // admin uncordons the node (the window a probe hit by timing; queued sessions may then
+    // land on it, and removing it would end them).
+    const spy = jest.spyOn(readModels, 'get').mockImplementation(async (collection, id) => {
+      const doc = await get(collection, id);
+      const drain = doc as (DrainDoc & { nodeId: string }) | null;
+      if (collection === DRAINS && drain?.status === 'completed' && takenBack === null) {
+        takenBack = drain.nodeId;
+        await request(t.url).post(`/v1/nodes/${takenBack}/uncordon`).set(admin).expect(200);
+      }
+      return doc as never;
+    });
+    let op: Operation;
+    try {
+      op = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(takenBack).not.toBeNull();
+    expect(op.status).toBe('failed');
+    expect(op.error).toMatch(/^node_in_use: node \S+ was uncordoned since its drain: not removed$/);
+    expect(op.steps.map((s) => [s.name, s.status])).toEqual(
+      expect.arrayContaining([['drain_nodes', 'succeeded']]),
+    );
+    // Nothing removed: both nodes are still in the pool, the one taken back ready for work.
+    const nodes = await h.nodesOf(pool.poolId);
+    expect(nodes.map((n) => n.nodeId)).toContain(takenBack);
+    expect(nodes).toHaveLength(2);
+    const node = (await request(t.url).get(`/v1/nodes/${takenBack}`).set(admin)).body;
+    expect(node.status).toBe('ready');
+    // And a later scale-in, left alone, goes through.
+    const again = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
+    expect(again).toMatchObject({ status: 'succeeded', error: null });
+    expect(await h.nodesOf(pool.poolId)).toHaveLength(1);
   });
 
   it('brings a simulated node that timed out back on its next heartbeat', async () => {
@@ -425,10 +478,17 @@ describe('resize by rolling replacement', () => {
       .set(admin)
       .send({ cpu: 16 });
     expect([noop.status, noop.body.error.code]).toEqual([409, 'resize_no_change']);
-    expect(
-      (await request(t.url).post(`/v1/node-pools/${pool.poolId}/resize`).set(admin).send({}))
-        .status,
-    ).toBe(400);
+    // Neither shape given (absent or null): 400 naming cpu, before the pool is looked at.
+    for (const body of [{}, { cpu: null, memoryGiB: null }, { cpu: null }]) {
+      const refused = await request(t.url)
+        .post(`/v1/node-pools/${pool.poolId}/resize`)
+        .set(admin)
+        .send(body);
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'validation_failed']);
+      expect(refused.body.error.details.fields).toEqual([
+        { field: 'cpu', problems: ['give cpu, memoryGiB or both'] },
+      ]);
+    }
     const res = await request(t.url)
       .post(`/v1/node-pools/${pool.poolId}/resize`)
       .set(admin)

@@ -68,7 +68,7 @@ export class OperationsController {
     @Body() body: ResizeNodePoolDto,
     @Ctx() ctx: CommandContext,
   ): Promise<OperationAccepted> {
-    if (body.cpu === undefined && body.memoryGiB === undefined) {
+    if (body.cpu == null && body.memoryGiB == null) {
       throw validationFailed([{ field: 'cpu', problems: ['give cpu, memoryGiB or both'] }]);
     }
     return this.operations.resize(checkId('poolId', poolId), body, ctx);

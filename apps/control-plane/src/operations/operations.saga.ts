@@ -413,6 +413,7 @@ export class OperationsSaga {
   ): Promise<number> {
     const asked = `${op.operationId}\u0000${key}`;
     if (!this.removalAsked.has(asked)) {
+      await this.refuseNodesInUse(nodes);
       await this.provisioner.removeNodes({
         operationId: op.operationId,
         clusterId: op.clusterId,
@@ -426,14 +427,52 @@ export class OperationsSaga {
       const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
       if (state.status === 'online') left++;
       else if (state.status === 'offline') {
-        await this.nodeCommands.execute(
-          node.nodeId,
-          { type: 'DeleteNode', data: { at: this.now() } },
-          this.context(uuidFrom(op.operationId, 'delete', node.nodeId), op.operationId),
-        );
+        // Gone offline with sessions on it: they are being ended (node_offline) and their
+        // cards released in a moment; the node is deleted once it is empty, not refused.
+        if (Object.keys(state.allocations).length > 0) {
+          left++;
+          continue;
+        }
+        try {
+          await this.nodeCommands.execute(
+            node.nodeId,
+            { type: 'DeleteNode', data: { at: this.now() } },
+            this.context(uuidFrom(op.operationId, 'delete', node.nodeId), op.operationId),
+          );
+        } catch (error) {
+          if (!(error instanceof DomainError && error.code === 'node_busy')) throw error;
+          left++; // a session landed between the read and the delete: look again
+        }
       }
     }
     return left;
+  }
+
+  /**
+   * Before the provisioner is asked to remove nodes: each must still be cordoned and empty, as
+   * its drain left it. An admin who uncordoned one meanwhile (during its drain, which then
+   * ends cancelled, or after it, when queued sessions may land on it again) took it back:
+   * removing it would end whatever runs there. The operation fails instead, naming the node,
+   * and nothing is removed.
+   */
+  private async refuseNodesInUse(
+    nodes: ReadonlyArray<{ nodeId: string; hostname: string }>,
+  ): Promise<void> {
+    for (const node of nodes) {
+      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+      if (state.status !== 'online') continue; // deleted, or offline: nothing runs there
+      const sessions = Object.keys(state.allocations).length;
+      if (!state.cordon.desired || sessions > 0) {
+        const why = [
+          ...(state.cordon.desired ? [] : ['was uncordoned']),
+          ...(sessions > 0 ? [`holds ${sessions} session(s)`] : []),
+        ].join(' and ');
+        throw new DomainError(
+          'node_in_use',
+          `node ${node.hostname} ${why} since its drain: not removed`,
+        );
+      }
+    }
   }
 
   /**
