@@ -13,6 +13,10 @@ import { SimulatedProvisioner } from '../../apps/control-plane/src/provisioner/s
 import { DRAINS, DrainDoc } from '../../apps/control-plane/src/drains/drains.projection';
 import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { ReadModelStore } from '../../libs/readmodels/src/port';
+import {
+  PROVISIONER,
+  Provisioner,
+} from '../../apps/control-plane/src/provisioner/provisioner.port';
 
 type Operation = {
   operationId: string;
@@ -221,6 +225,34 @@ describe('operations with the simulated provisioner', () => {
     // And a later scale-in, left alone, goes through.
     const again = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
     expect(again).toMatchObject({ status: 'succeeded', error: null });
+    expect(await h.nodesOf(pool.poolId)).toHaveLength(1);
+  });
+
+  it('refuses an uncordon of a node on its way out (node_being_removed); the scale-in goes through', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'on-its-way', kind: 'cpu' });
+    expect(await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).toMatchObject({
+      status: 'succeeded',
+    });
+    const provisioner = t.app.get<Provisioner>(PROVISIONER);
+    const remove = provisioner.removeNodes.bind(provisioner);
+    const tried: Array<{ status: number; code?: string }> = [];
+    // The provisioner has been asked; before it takes the node down, an admin uncordons it.
+    const spy = jest.spyOn(provisioner, 'removeNodes').mockImplementation(async (req) => {
+      for (const node of req.nodes) {
+        const res = await request(t.url).post(`/v1/nodes/${node.nodeId}/uncordon`).set(admin);
+        tried.push({ status: res.status, code: res.body.error?.code });
+      }
+      return remove(req);
+    });
+    let op: Operation;
+    try {
+      op = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(tried).toEqual([{ status: 409, code: 'node_being_removed' }]);
+    expect(op).toMatchObject({ status: 'succeeded', error: null });
     expect(await h.nodesOf(pool.poolId)).toHaveLength(1);
   });
 

@@ -61,7 +61,9 @@ export type NodeCommand =
     }
   | { type: 'ReleaseOnNode'; data: { sessionId: string; at: string } }
   | { type: 'StartNodeDrain'; data: { drainId: string; mode: DrainMode; at: string } }
-  | { type: 'EndNodeDrain'; data: { drainId: string; at: string } };
+  | { type: 'EndNodeDrain'; data: { drainId: string; at: string } }
+  /** A pool operation's last check before the provisioner is asked to remove the node. */
+  | { type: 'RequestNodeRemoval'; data: { operationId: string; until: string; at: string } };
 
 export const modeFromLabels = (labels: Readonly<Record<string, string>>): NodeMode =>
   labels['fleet/mode'] === 'dedicated' ? 'dedicated' : 'shared';
@@ -304,7 +306,40 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
     case 'UncordonNode': {
       const node = existing(state);
       if (!node.cordon.desired) return [];
+      const removal = node.removal;
+      if (removal && Date.parse(command.data.at) < Date.parse(removal.until)) {
+        throw new DomainError(
+          'node_being_removed',
+          `node ${node.hostname} is being removed by operation ${removal.operationId}`,
+          'conflict',
+          { operationId: removal.operationId },
+        );
+      }
       return [{ type: 'NodeUncordoned', data: { nodeId: node.nodeId, at: command.data.at } }];
+    }
+    case 'RequestNodeRemoval': {
+      if (state.status !== 'online' && state.status !== 'offline') return []; // gone already
+      const { operationId, until, at } = command.data;
+      if (state.removal?.operationId === operationId) return [];
+      // Nothing runs on an offline node (its sessions are ended); an online one must still be
+      // as its drain left it: an admin who uncordoned it took it back, and removing it would
+      // end whatever was placed there since.
+      const sessions = Object.keys(state.allocations).length;
+      if (state.status === 'online' && (!state.cordon.desired || sessions > 0)) {
+        const why = [
+          ...(state.cordon.desired ? [] : ['was uncordoned']),
+          ...(sessions > 0 ? [`holds ${sessions} session(s)`] : []),
+        ].join(' and ');
+        throw new DomainError(
+          'node_in_use',
+          `node ${state.hostname} ${why} since its drain: not removed`,
+          'conflict',
+          { nodeId: state.nodeId, sessions },
+        );
+      }
+      return [
+        { type: 'NodeRemovalRequested', data: { nodeId: state.nodeId, operationId, until, at } },
+      ];
     }
     case 'FlagCordonSyncOverdue': {
       if (state.status !== 'online' && state.status !== 'offline') return [];

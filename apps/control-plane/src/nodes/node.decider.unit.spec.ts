@@ -362,6 +362,79 @@ describe('node', () => {
     });
   });
 
+  describe('removal by a pool operation', () => {
+    const cordoned: NodeEvent = {
+      type: 'NodeCordoned',
+      data: { nodeId: 'n1', reason: 'drain', at: T0 },
+    };
+    const UNTIL = '2026-12-02T10:10:00.000Z';
+    const request = {
+      type: 'RequestNodeRemoval',
+      data: { operationId: 'op1', until: UNTIL, at: T1 },
+    } as const;
+    const requested: NodeEvent = {
+      type: 'NodeRemovalRequested',
+      data: { nodeId: 'n1', operationId: 'op1', until: UNTIL, at: T1 },
+    };
+    const allocated: NodeEvent = {
+      type: 'NodeCapacityAllocated',
+      data: {
+        nodeId: 'n1',
+        sessionId: 's1',
+        owner: 'u1',
+        gpus: ['GPU-1'],
+        cpu: 0,
+        memoryGiB: 0,
+        at: T0,
+      },
+    };
+
+    it('marks a drained node (cordoned, empty) for removal, once per operation', () => {
+      spec.given([registered(), cordoned]).when(request).then([requested]);
+      spec.given([registered(), cordoned, requested]).when(request).thenNothing();
+    });
+
+    it('refuses a node an admin uncordoned since its drain, or one holding sessions: node_in_use', () => {
+      spec
+        .given([registered(), cordoned, { type: 'NodeUncordoned', data: { nodeId: 'n1', at: T0 } }])
+        .when(request)
+        .thenRefuses('node_in_use');
+      spec.given([registered(), cordoned, allocated]).when(request).thenRefuses('node_in_use');
+    });
+
+    it('marks an offline node whatever its cordon (nothing runs there), and no node that is gone', () => {
+      const offline: NodeEvent = {
+        type: 'NodeWentOffline',
+        data: {
+          nodeId: 'n1',
+          clusterId: 'c1',
+          hostname: 'gpu-a-01',
+          reason: 'kubelet_not_ready',
+          from: 'ready',
+          lastSeenAt: T0,
+          at: T0,
+        },
+      };
+      spec.given([registered(), offline]).when(request).then([requested]);
+      const deleted: NodeEvent = {
+        type: 'NodeDeleted',
+        data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', at: T0 },
+      };
+      spec.given([registered(), offline, deleted]).when(request).thenNothing();
+    });
+
+    it('refuses an uncordon while the removal holds (node_being_removed), and takes it after the deadline', () => {
+      spec
+        .given([registered(), cordoned, requested])
+        .when({ type: 'UncordonNode', data: at(T2) })
+        .thenRefuses('node_being_removed');
+      spec
+        .given([registered(), cordoned, requested])
+        .when({ type: 'UncordonNode', data: at(UNTIL) })
+        .then([{ type: 'NodeUncordoned', data: { nodeId: 'n1', at: UNTIL } }]);
+    });
+  });
+
   describe('cordon sync deadline', () => {
     const cordoned: NodeEvent = {
       type: 'NodeCordoned',

@@ -126,7 +126,15 @@ export type NodeEvent =
       type: 'NodeDrainStarted';
       data: { nodeId: string; drainId: string; mode: DrainMode; at: string };
     }
-  | { type: 'NodeDrainEnded'; data: { nodeId: string; drainId: string; at: string } };
+  | { type: 'NodeDrainEnded'; data: { nodeId: string; drainId: string; at: string } }
+  | {
+      /**
+       * A pool operation is about to ask the provisioner to remove the node (drained, cordoned,
+       * empty): it stays cordoned until the node is gone or the operation's deadline `until`.
+       */
+      type: 'NodeRemovalRequested';
+      data: { nodeId: string; operationId: string; until: string; at: string };
+    };
 
 export const nodeCodec = new EventCodec<NodeEvent>({
   NodeRegistered: 1,
@@ -144,6 +152,7 @@ export const nodeCodec = new EventCodec<NodeEvent>({
   NodeCapacityReleased: 1,
   NodeDrainStarted: 1,
   NodeDrainEnded: 1,
+  NodeRemovalRequested: 1,
 });
 
 type Known = {
@@ -172,6 +181,8 @@ export type NodeFacts = Known &
     };
     readonly drainId: string | null;
     readonly allocations: Readonly<Record<string, Allocation>>;
+    /** Set once a pool operation asked for the node's removal (absent before). */
+    readonly removal?: { readonly operationId: string; readonly until: string };
   };
 
 export type NodeState =
@@ -303,6 +314,11 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
       const f = facts(state);
       return withFacts(state, { ...f, cordon: { ...f.cordon, overdue: true } });
     }
+    case 'NodeRemovalRequested':
+      return withFacts(state, {
+        ...facts(state),
+        removal: { operationId: event.data.operationId, until: event.data.until },
+      });
     case 'NodeDeleted': {
       const f = facts(state);
       return { status: 'deleted', nodeId: f.nodeId, clusterId: f.clusterId, hostname: f.hostname };

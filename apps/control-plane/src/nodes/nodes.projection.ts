@@ -202,6 +202,8 @@ export const projectNode = (
     }
     case 'NodeDrainStarted':
       return next({ drain: { drainId: event.data.drainId, status: 'running' } });
+    case 'NodeRemovalRequested':
+      return next({}); // the screen shows it cordoned, as it already is
     case 'NodeDrainEnded':
       return next({
         drain:

@@ -413,7 +413,7 @@ export class OperationsSaga {
   ): Promise<number> {
     const asked = `${op.operationId}\u0000${key}`;
     if (!this.removalAsked.has(asked)) {
-      await this.refuseNodesInUse(nodes);
+      await this.markForRemoval(op, nodes);
       await this.provisioner.removeNodes({
         operationId: op.operationId,
         clusterId: op.clusterId,
@@ -449,29 +449,26 @@ export class OperationsSaga {
   }
 
   /**
-   * Before the provisioner is asked to remove nodes: each must still be cordoned and empty, as
-   * its drain left it. An admin who uncordoned one meanwhile (during its drain, which then
-   * ends cancelled, or after it, when queued sessions may land on it again) took it back:
-   * removing it would end whatever runs there. The operation fails instead, naming the node,
-   * and nothing is removed.
+   * Before the provisioner is asked to remove nodes, each is marked for removal on its own
+   * stream. The node decides: one an admin uncordoned since its drain (queued sessions may land
+   * on it again), or that holds sessions, is refused (`node_in_use`), the operation fails naming
+   * it, and nothing is removed; once marked, an uncordon is refused (`node_being_removed`) until
+   * the operation's deadline, so nothing is placed on a node on its way out. Deciding on the
+   * stream, not on a read, settles a race with an uncordon either way.
    */
-  private async refuseNodesInUse(
+  private async markForRemoval(
+    op: Running,
     nodes: ReadonlyArray<{ nodeId: string; hostname: string }>,
   ): Promise<void> {
     for (const node of nodes) {
-      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
-      if (state.status !== 'online') continue; // deleted, or offline: nothing runs there
-      const sessions = Object.keys(state.allocations).length;
-      if (!state.cordon.desired || sessions > 0) {
-        const why = [
-          ...(state.cordon.desired ? [] : ['was uncordoned']),
-          ...(sessions > 0 ? [`holds ${sessions} session(s)`] : []),
-        ].join(' and ');
-        throw new DomainError(
-          'node_in_use',
-          `node ${node.hostname} ${why} since its drain: not removed`,
-        );
-      }
+      await this.nodeCommands.execute(
+        node.nodeId,
+        {
+          type: 'RequestNodeRemoval',
+          data: { operationId: op.operationId, until: op.deadlineAt, at: this.now() },
+        },
+        this.context(uuidFrom(op.operationId, 'removal', node.nodeId), op.operationId),
+      );
     }
   }
 
