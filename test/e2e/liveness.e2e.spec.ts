@@ -65,7 +65,7 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   beforeAll(async () => {
     t = await startApp({ NODE_STALE_SEC: '2' });
     admin = await t.auth('root', ['admin']);
-    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs', 'co', 'cj']);
+    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs', 'co', 'cj', 'cz']);
   });
   afterAll(async () => t.close());
 
@@ -214,6 +214,38 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
         ids.some((id) => e.streamId === `node-${id}`),
       ),
     ).toHaveLength(0);
+  });
+
+  it('while a stall holds, takes a node of that cluster that falls silent later offline on its own', async () => {
+    const hosts = ['z-1', 'z-2', 'z-3', 'z-4', 'z-5'];
+    const res = await post(
+      report(
+        'cz',
+        hosts.map((h) => gpuNode(h)),
+      ),
+    );
+    const ids: string[] = res.body.nodes.map((n: { nodeId: string }) => n.nodeId);
+    const stalledHere = async () =>
+      (await events('ClusterReportsStalled')).some((e) => e.data.clusterId === 'cz');
+    // z-1..z-3 fall silent together (3 of 5): held. z-4 and z-5 keep reporting.
+    let until = Date.now() + 8000;
+    let stoppedAt = 0;
+    while (!(await stalledHere())) {
+      expect(Date.now()).toBeLessThan(until);
+      await post(report('cz', [gpuNode('z-4'), gpuNode('z-5')]));
+      stoppedAt = Date.now();
+      await sleep(300);
+    }
+    // Then z-5 stops too, alone, while z-4 reports: its own failure, not the stall's.
+    until = stoppedAt + 6000;
+    while ((await node(ids[4])).status !== 'offline') {
+      expect(Date.now()).toBeLessThan(until);
+      await post(report('cz', [gpuNode('z-4')]));
+      await sleep(300);
+    }
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(2000);
+    expect((await node(ids[4])).offlineReason).toBe('heartbeat_timeout');
+    for (const id of ids.slice(0, 4)) expect((await node(id)).status).toBe('ready');
   });
 
   it('after a stall ends, times a silent node out from the restart but records its real last report', async () => {

@@ -42,13 +42,16 @@ type Firing = { readonly nodeId: string; resolve(): void; reject(error: unknown)
  * Jobs firing together are decided in one batch (see `fire`). Jobs are hints: a reconciler
  * re-creates missing ones from the read model.
  */
+
+/** Whether the mass-failure guard holds a due node of a cluster instead of taking it offline. */
+type Holds = (nodeId: string) => boolean;
 @Injectable()
 export class LivenessService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('liveness');
   private readonly staleMs: number;
   /** When a node was first found without a heartbeat (store restarted or flushed): its grace starts then. */
   private readonly missingSince = new Map<string, number>();
-  private readonly clusterVerdicts = new Map<string, { at: number; stalled: boolean }>();
+  private readonly clusterVerdicts = new Map<string, { at: number; holds: Holds }>();
   private reconcileTimer: NodeJS.Timeout | null = null;
   private reconciling = false;
   /** The reactor's queue operations in flight, the last one per node: one node's stay in order. */
@@ -253,15 +256,15 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         if (reference + this.staleMs > now) outcomes.set(nodeId, this.arm(nodeId, reference));
         else due.push({ nodeId, clusterId, seen: seen.proof });
       });
-      const stalled = new Map<string, Promise<boolean>>();
+      const stalled = new Map<string, Promise<Holds>>();
       for (const { clusterId } of due) {
         if (!stalled.has(clusterId)) stalled.set(clusterId, this.clusterStalled(clusterId, now));
       }
       for (const { nodeId, clusterId, seen } of due) {
         outcomes.set(
           nodeId,
-          stalled.get(clusterId)!.then((held) =>
-            held
+          stalled.get(clusterId)!.then((holds) =>
+            holds(nodeId)
               ? // Held, not offline: re-check after another window.
                 this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, nodeId, now + this.staleMs, {
                   nodeId,
@@ -295,10 +298,13 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /** Evaluates the mass-failure guard for a cluster (cached briefly: many timeouts fire together). */
-  private async clusterStalled(clusterId: string, now: number): Promise<boolean> {
+  /**
+   * Evaluates the mass-failure guard for a cluster (cached briefly: many timeouts fire
+   * together): which of its due nodes are held rather than taken offline.
+   */
+  private async clusterStalled(clusterId: string, now: number): Promise<Holds> {
     const cached = this.clusterVerdicts.get(clusterId);
-    if (cached && now - cached.at < Math.min(1000, this.staleMs / 4)) return cached.stalled;
+    if (cached && now - cached.at < Math.min(1000, this.staleMs / 4)) return cached.holds;
     const online = await this.onlineNodes({ clusterId });
     const beats = await this.heartbeats.get(online.map((n) => n.nodeId));
     const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
@@ -316,15 +322,29 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     const stale = judged.filter(
       ({ seen }) => this.reference(seen.at, resumedAt) + this.staleMs / 2 <= now,
     );
-    const stalled =
-      cluster.state.status === 'stalled' ||
-      isMassFailure(
-        stale.length,
+    if (cluster.state.status === 'stalled') {
+      // The stall holds the nodes that fell silent together, not every node that falls silent
+      // while it lasts: one that stops later, while others report, is a node's own failure and
+      // goes offline, unless the nodes not held stop together in numbers of their own.
+      const held = cluster.state.held;
+      const others = stale.filter(({ n }) => !held.has(n.nodeId)).length;
+      const again = isMassFailure(
+        others,
         judged.length,
         this.config.massFailureRatio,
         this.config.massFailureMinNodes,
       );
-    if (stalled && cluster.state.status !== 'stalled') {
+      const holds: Holds = (nodeId) => again || held.has(nodeId);
+      this.clusterVerdicts.set(clusterId, { at: now, holds });
+      return holds;
+    }
+    const stalled = isMassFailure(
+      stale.length,
+      judged.length,
+      this.config.massFailureRatio,
+      this.config.massFailureMinNodes,
+    );
+    if (stalled) {
       // The latest real report among them, not a restarted clock (see `reference`).
       const lastSeen = stale.reduce((m, s) => Math.max(m, s.seen.proof), 0);
       const commandId = uuidFrom('cluster-stalled', clusterId, String(cluster.revision ?? -1));
@@ -347,8 +367,9 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         `cluster ${clusterId}: ${stale.length} of ${online.length} online nodes stopped reporting together; holding them`,
       );
     }
-    this.clusterVerdicts.set(clusterId, { at: now, stalled });
-    return stalled;
+    const holds: Holds = () => stalled;
+    this.clusterVerdicts.set(clusterId, { at: now, holds });
+    return holds;
   }
 
   /** Reports arrived from a cluster: a stall of those nodes, if any, is over (cheap when there is none). */
