@@ -137,6 +137,20 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     ).toHaveLength(0);
   });
 
+  it('brings a node offline for silence back on a report older (by observedAt) than the newest', async () => {
+    const ahead = new Date(Date.now() + 50_000).toISOString();
+    const res = await post(report('c1', [gpuNode('skewed-02', 1, 'L40S', { observedAt: ahead })]));
+    const nodeId = res.body.nodes[0].nodeId;
+    await eventually(async () => (await node(nodeId)).status === 'offline', 6000);
+    // The operator's clock was put right: its reports are older than the newest, but arrive.
+    const back = await post(
+      report('c1', [gpuNode('skewed-02', 1, 'L40S', { observedAt: new Date().toISOString() })]),
+    );
+    expect(back.status).toBe(200);
+    expect(back.body.nodes[0].status).toBe('ready');
+    expect((await node(nodeId)).status).toBe('ready');
+  });
+
   it('registers a node whose first report is NotReady as offline without a notification, and notifies when it comes up', async () => {
     const joining = await post(
       report('cj', [gpuNode('joining-01', 1, 'L40S', { kubeletReady: false })]),

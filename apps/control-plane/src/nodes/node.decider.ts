@@ -159,7 +159,29 @@ const decideReport = (
     newest !== null &&
     Date.parse(report.observedAt) < Date.parse(newest)
   ) {
-    return []; // An older report than one already applied: out of order, changes nothing.
+    // An older report than one already applied: out of order, its content changes nothing.
+    // But it arrived: a node offline only for silence, Ready as the newest report said, is
+    // back (staleness goes by receive time; an operator whose clock stepped back still reports).
+    if (
+      state.status === 'offline' &&
+      state.offlineReason === 'heartbeat_timeout' &&
+      state.kubeletReady
+    ) {
+      return [
+        {
+          type: 'NodeCameOnline',
+          data: {
+            nodeId,
+            clusterId: state.clusterId,
+            hostname: state.hostname,
+            offlineSince: state.offlineSince,
+            to: onlineStatus(state),
+            at: receivedAt,
+          },
+        },
+      ];
+    }
+    return [];
   }
   const events: NodeEvent[] = [];
   const stamp = { nodeId, observedAt: report.observedAt, at: receivedAt };

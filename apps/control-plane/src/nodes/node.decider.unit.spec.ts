@@ -253,6 +253,37 @@ describe('node', () => {
       },
     };
 
+    it('comes back online with a report older than the newest applied, when only silence took it offline', () => {
+      // The operator's clock stepped back: the report's content is stale, but it arrived.
+      const T3 = '2026-12-02T10:06:00.000Z';
+      spec
+        .given([registered(report({ observedAt: T1 })), offline])
+        .when(
+          reportNode(
+            report({ observedAt: T0, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } }),
+            T3,
+          ),
+        )
+        .then([
+          {
+            type: 'NodeCameOnline',
+            data: {
+              nodeId: 'n1',
+              clusterId: 'c1',
+              hostname: 'gpu-a-01',
+              offlineSince: T2,
+              to: 'ready',
+              at: T3,
+            },
+          },
+        ]);
+      // NotReady as the newest report said: an older Ready report does not bring it back.
+      spec
+        .given([registered(report({ observedAt: T1, kubeletReady: false }))])
+        .when(reportNode(report({ observedAt: T0 }), T3))
+        .thenNothing();
+    });
+
     it('comes back online with the next ready report', () => {
       spec
         .given([registered(), offline])
