@@ -9,7 +9,13 @@ import { eventually, gpuNode, report, sleep } from '../support/reports';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-type Ev = { type: string; streamId: string; data: Record<string, unknown> };
+type Ev = {
+  type: string;
+  streamId: string;
+  eventId: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+};
 
 /**
  * A node silent for half a window takes no new session; the session waits in the queue and is
@@ -412,6 +418,16 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
       expect(lastSeenAt).toBeGreaterThanOrEqual(before);
       expect(lastSeenAt).toBeLessThanOrEqual(after);
       expect(Date.parse(e.data.at as string) - confirmedAt).toBeLessThan(1500);
+    }
+    // The offlines the confirmation set off join its request's chain, caused by its event.
+    const confirmation = (await events('ClusterOutageConfirmed')).find(
+      (e) => e.streamId === 'cluster-co',
+    )!;
+    for (const e of offline) {
+      expect(e.metadata).toMatchObject({
+        correlationId: confirmed.headers['x-correlation-id'],
+        causationId: confirmation.eventId,
+      });
     }
     // The session ends with its node and is billed to the node's last report, not to now.
     const ended = await eventually(async () => {

@@ -307,6 +307,31 @@ describe('admin notifications', () => {
     for (const item of listed) {
       expect(receiver.tries.find((x) => x.id === item.id)?.body).toEqual(item);
     }
+    // In the log, each delivery joins the chain of the event that raised it.
+    const admin = await t.auth('root', ['admin']);
+    const streamOf = async (id: string) =>
+      (await request(t.url).get(`/v1/streams/${id}`).set(admin)).body.events as Array<{
+        eventId: string;
+        type: string;
+        metadata: { correlationId: string; causationId: string };
+      }>;
+    const raised = (await streamOf(`node-${NODE}`)).find((e) => e.eventId === ids.offline)!;
+    let events = await streamOf(`webhook-${ids.offline}`);
+    for (let i = 0; i < 100 && events.length < 2; i++) {
+      await sleep(50);
+      events = await streamOf(`webhook-${ids.offline}`);
+    }
+    const [requested, delivered] = events;
+    expect(requested.type).toBe('WebhookDeliveryRequested.v1');
+    expect(requested.metadata).toMatchObject({
+      correlationId: raised.metadata.correlationId,
+      causationId: raised.eventId,
+    });
+    expect(delivered.type).toBe('WebhookDelivered.v1');
+    expect(delivered.metadata).toMatchObject({
+      correlationId: raised.metadata.correlationId,
+      causationId: requested.eventId,
+    });
   });
 
   it('after a restart on the same data, rebuilds the same list and delivers nothing again', async () => {

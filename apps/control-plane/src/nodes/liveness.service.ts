@@ -18,7 +18,14 @@ import { NODES, NodeDoc } from './nodes.projection';
 
 export const OFFLINE_TIMEOUT_QUEUE = 'node-offline-timeout';
 
-type TimeoutJob = { nodeId: string };
+/**
+ * A node's offline timer. `cause`: set when an admin's outage confirmation fired it at once,
+ * so the offline it leads to joins that request's correlation, caused by its event.
+ */
+type TimeoutJob = {
+  nodeId: string;
+  cause?: { eventId: string; correlationId: string };
+};
 
 /** Arms and cancels started by the reactor and not finished yet, at most (across nodes). */
 const MAX_QUEUE_OPS = 256;
@@ -33,7 +40,12 @@ const FIRE_FETCHERS = 4;
 /** Missing timeouts the reconciler re-creates at once. */
 const RECONCILE_SLICE = 500;
 
-type Firing = { readonly nodeId: string; resolve(): void; reject(error: unknown): void };
+type Firing = {
+  readonly nodeId: string;
+  readonly cause?: TimeoutJob['cause'];
+  resolve(): void;
+  reject(error: unknown): void;
+};
 
 /**
  * The offline-timeout saga. One delayed job per online node at lastSeenAt + nodeStaleSec;
@@ -72,12 +84,16 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
-    this.jobs.register<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, (job) => this.fire(job.nodeId), {
-      attempts: 20,
-      backoffMs: 200,
-      concurrency: FIRE_CONCURRENCY,
-      fetchers: FIRE_FETCHERS,
-    });
+    this.jobs.register<TimeoutJob>(
+      OFFLINE_TIMEOUT_QUEUE,
+      (job) => this.fire(job.nodeId, job.cause),
+      {
+        attempts: 20,
+        backoffMs: 200,
+        concurrency: FIRE_CONCURRENCY,
+        fetchers: FIRE_FETCHERS,
+      },
+    );
     this.registry.addReactor({ name: 'node-liveness', react: (e) => this.react(e) });
     this.runtime.afterStart(async () => {
       await this.reconcile();
@@ -141,6 +157,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       await this.queueOp(nodeId, async () => {
         await scheduleUnlessBusy<TimeoutJob>(this.jobs, OFFLINE_TIMEOUT_QUEUE, nodeId, now, {
           nodeId,
+          cause: { eventId: stored.eventId, correlationId: stored.metadata.correlationId },
         });
       });
     }
@@ -206,9 +223,9 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
    * offline commands issued together so they share one group commit. Each job's promise
    * settles with its own node's outcome, so a failure retries only that job.
    */
-  fire(nodeId: string): Promise<void> {
+  fire(nodeId: string, cause?: TimeoutJob['cause']): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.firing.push({ nodeId, resolve, reject });
+      this.firing.push({ nodeId, cause, resolve, reject });
       // setImmediate: the handlers BullMQ starts within this turn join the batch.
       if (this.firing.length === 1) setImmediate(() => void this.fireBatch());
     });
@@ -217,6 +234,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   private async fireBatch(): Promise<void> {
     const batch = this.firing;
     this.firing = [];
+    const causes = new Map(batch.flatMap((f) => (f.cause ? [[f.nodeId, f.cause] as const] : [])));
     const now = Date.now();
     const outcomes = new Map<string, Promise<void>>();
     try {
@@ -269,7 +287,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
                 this.jobs.schedule<TimeoutJob>(OFFLINE_TIMEOUT_QUEUE, nodeId, now + this.staleMs, {
                   nodeId,
                 })
-              : this.timeOut(nodeId, seen, now),
+              : this.timeOut(nodeId, seen, now, causes.get(nodeId)),
           ),
         );
       }
@@ -281,7 +299,12 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     for (const f of batch) outcomes.get(f.nodeId)!.then(f.resolve, f.reject);
   }
 
-  private async timeOut(nodeId: string, lastSeen: number, now: number): Promise<void> {
+  private async timeOut(
+    nodeId: string,
+    lastSeen: number,
+    now: number,
+    cause?: TimeoutJob['cause'],
+  ): Promise<void> {
     const commandId = uuidFrom('heartbeat-timeout', nodeId, String(lastSeen));
     await this.pipeline.handle(
       nodeAggregate,
@@ -294,7 +317,10 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
           at: new Date(now).toISOString(),
         },
       },
-      systemContext(commandId, { now: new Date(now) }),
+      systemContext(commandId, {
+        now: new Date(now),
+        ...(cause ? { correlationId: cause.correlationId, causationId: cause.eventId } : {}),
+      }),
     );
   }
 

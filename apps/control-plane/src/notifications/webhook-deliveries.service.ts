@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, JobHandler, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { Notification, NOTIFICATION_FIELDS } from './notification';
 import { NOTIFICATIONS, NotificationDoc } from './notifications.projection';
 import { NOTIFY_WEBHOOK_QUEUE } from './notify-webhook';
@@ -31,6 +31,7 @@ export class WebhookDeliveries {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
   ) {}
 
   async requested(notification: Notification, event: StoredEvent): Promise<void> {
@@ -42,7 +43,8 @@ export class WebhookDeliveries {
         type: 'RequestWebhookDelivery',
         data: { notificationId: notification.id, at: event.metadata.occurredAt },
       },
-      systemContext(commandId, { correlationId: event.metadata.correlationId }),
+      // Caused by the event that raised the notification, in its request's correlation.
+      systemContext(commandId, { cause: event }),
     );
   }
 
@@ -59,9 +61,17 @@ export class WebhookDeliveries {
           type: 'RecordWebhookDelivered',
           data: { notificationId: notification.id, at: now.toISOString() },
         },
-        systemContext(commandId, { now }),
+        // Caused by the request to deliver (the stream's first event), in its correlation.
+        systemContext(commandId, { now, cause: await this.requestOf(notification.id) }),
       );
     };
+  }
+
+  private async requestOf(notificationId: string): Promise<StoredEvent | undefined> {
+    const [first] = await this.store.readStream(webhookDeliveryStreamId(notificationId), {
+      limit: 1,
+    });
+    return first;
   }
 
   /** Every JOBS_REPAIR_SEC and at start: deliveries asked for, not done, with no job. */
