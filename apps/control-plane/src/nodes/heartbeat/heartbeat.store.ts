@@ -67,7 +67,8 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
    * back at start, written down every `everyMs` (a file replaced whole) and at close. Without
    * them, a node that fell silent around a restart went offline at its last recorded change,
    * not its last report, and its sessions' bills ended there: minutes of running time unbilled,
-   * and a false `lastSeenAt` in the log. A crash loses at most the sightings of one period.
+   * and a false `lastSeenAt` in the log. A crash loses the sightings since the last snapshot that
+   * finished: about one period.
    */
   constructor(private readonly snapshot?: HeartbeatSnapshot) {
     if (!snapshot) return;
