@@ -196,16 +196,18 @@ const decode = (raw: string | null): Heartbeat | null => {
 /**
  * One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET.
  *
- * Beside it, the last sighting this process recorded for each node: when Redis comes back
+ * Beside it, the last heartbeat this process recorded for each node: when Redis comes back
  * empty (restarted, flushed), a node's real last report is still known here, and a node
  * that fell silent before the loss goes offline at that report, where its sessions' bills
- * end, instead of at the moment the loss was noticed.
+ * end, instead of at the moment the loss was noticed; and the report order (`observedAt`)
+ * it had reached holds, so a delayed older report cannot roll the node back.
  */
 export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly link: RequestPathRedis;
   private readonly redis: Redis;
   private readonly key: string;
-  private readonly recorded = new Map<string, number>();
+  /** Slots updated in place, as the memory store's (no garbage per report). */
+  private readonly recorded = new Map<string, Slot>();
   /** Out of reach since the last command answered: disconnected, or stalled (timed out). */
   private lost = false;
   /** This process's start, until the store is out of reach and back. */
@@ -241,7 +243,15 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     for (const b of beats) args.push(b.nodeId, encode(b));
     await this.link.bounded(this.redis.hset(this.key, ...args)).catch(this.unavailable);
     if (this.lost) this.answered();
-    for (const b of beats) this.recorded.set(b.nodeId, b.seenAt);
+    for (const b of beats) {
+      const slot = this.recorded.get(b.nodeId);
+      if (slot === undefined)
+        this.recorded.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
+      else {
+        slot.seenAt = b.seenAt;
+        slot.observedAt = b.observedAt;
+      }
+    }
   }
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
@@ -254,9 +264,9 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (this.lost) this.answered();
     return raw.map((value, i) => {
       if (value !== null) return decode(value);
-      // Lost with Redis: the sighting, not the report order (observedAt) it kept.
-      const seenAt = this.recorded.get(nodeIds[i]);
-      return seenAt === undefined ? null : { seenAt, observedAt: null };
+      // Lost with Redis: what this process recorded there last.
+      const slot = this.recorded.get(nodeIds[i]);
+      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
     });
   }
 
@@ -272,8 +282,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
 
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
     return nodeIds.map((id) => {
-      const seenAt = this.recorded.get(id);
-      return seenAt === undefined ? null : { seenAt, observedAt: null };
+      const slot = this.recorded.get(id);
+      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
     });
   }
 
