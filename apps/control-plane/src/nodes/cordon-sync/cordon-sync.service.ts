@@ -117,7 +117,7 @@ export class CordonSyncService implements OnModuleInit {
     // the store's return, as a node's silence does.
     // Ask the store first: the job queue's connection may be back before the heartbeat
     // store has noticed it was ever gone, and its return is what the deadline runs from.
-    await this.heartbeats.get([job.nodeId]);
+    await this.heartbeats.ping();
     const restored = this.heartbeats.restoredAt();
     if (restored > Date.parse(since) && now.getTime() < restored + this.syncMs) {
       await this.jobs.schedule<CordonSyncJob>(

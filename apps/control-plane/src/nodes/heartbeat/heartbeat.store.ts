@@ -36,12 +36,35 @@ export interface HeartbeatStore {
    * these are the latest this process could know). Null for a node it has not recorded.
    */
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null>;
+  /** Asks the store; an answer after an outage is its return (`restoredAt`). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A stored heartbeat, updated in place. */
 type Slot = { seenAt: number; observedAt: number | null };
+
+/**
+ * Overwrites each node's slot in place: a new object per touch would live until the node's
+ * next report (seconds), so every one would be copied by two scavenges and promoted, and a
+ * fleet reporting all the time would fill the old generation with them.
+ */
+const writeSlots = (slots: Map<string, Slot>, beats: readonly Beat[]): void => {
+  for (const b of beats) {
+    const slot = slots.get(b.nodeId);
+    if (slot === undefined) slots.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
+    else {
+      slot.seenAt = b.seenAt;
+      slot.observedAt = b.observedAt;
+    }
+  }
+};
+
+/** A copy (short-lived): a caller keeps what it read, whatever a later touch writes. */
+const readSlot = (slots: ReadonlyMap<string, Slot>, nodeId: string): Heartbeat | null => {
+  const slot = slots.get(nodeId);
+  return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
+};
 
 /** Where and how often the embedded store writes its sightings down. */
 export type HeartbeatSnapshot = { readonly file: string; readonly everyMs: number };
@@ -50,11 +73,7 @@ export type HeartbeatSnapshot = { readonly file: string; readonly everyMs: numbe
 const SNAPSHOT_SLICE = 5_000;
 
 export class MemoryHeartbeatStore implements HeartbeatStore {
-  /**
-   * One slot per node, overwritten in place: a new object per touch would live until the
-   * node's next report (seconds), so every one of them would be copied by two scavenges and
-   * promoted, and a fleet reporting all the time would fill the old generation with them.
-   */
+  /** One slot per node, overwritten in place (`writeSlots`). */
   private readonly beats = new Map<string, Slot>();
   /** Reports could not be received before this process started: recordable since then. */
   private readonly startedAt = Date.now();
@@ -138,23 +157,11 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
 
   async touch(beats: readonly Beat[]): Promise<void> {
     if (beats.length > 0) this.dirty = true;
-    for (const b of beats) {
-      const slot = this.beats.get(b.nodeId);
-      if (slot === undefined)
-        this.beats.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
-      else {
-        slot.seenAt = b.seenAt;
-        slot.observedAt = b.observedAt;
-      }
-    }
+    writeSlots(this.beats, beats);
   }
 
-  /** Copies (short-lived): a caller keeps what it read, whatever a later touch writes. */
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
-    return nodeIds.map((id) => {
-      const slot = this.beats.get(id);
-      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
-    });
+    return nodeIds.map((id) => readSlot(this.beats, id));
   }
 
   async remove(nodeId: string): Promise<void> {
@@ -162,10 +169,7 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
   }
 
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
-    return nodeIds.map((id) => {
-      const slot = this.beats.get(id);
-      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
-    });
+    return nodeIds.map((id) => readSlot(this.beats, id));
   }
 
   restoredAt(): number {
@@ -206,7 +210,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly link: RequestPathRedis;
   private readonly redis: Redis;
   private readonly key: string;
-  /** Slots updated in place, as the memory store's (no garbage per report). */
+  /** One slot per node, overwritten in place (`writeSlots`). */
   private readonly recorded = new Map<string, Slot>();
   /** Out of reach since the last command answered: disconnected, or stalled (timed out). */
   private lost = false;
@@ -243,15 +247,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     for (const b of beats) args.push(b.nodeId, encode(b));
     await this.link.bounded(this.redis.hset(this.key, ...args)).catch(this.unavailable);
     if (this.lost) this.answered();
-    for (const b of beats) {
-      const slot = this.recorded.get(b.nodeId);
-      if (slot === undefined)
-        this.recorded.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
-      else {
-        slot.seenAt = b.seenAt;
-        slot.observedAt = b.observedAt;
-      }
-    }
+    writeSlots(this.recorded, beats);
   }
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
@@ -265,8 +261,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     return raw.map((value, i) => {
       if (value !== null) return decode(value);
       // Lost with Redis: what this process recorded there last.
-      const slot = this.recorded.get(nodeIds[i]);
-      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
+      return readSlot(this.recorded, nodeIds[i]);
     });
   }
 
@@ -281,15 +276,13 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   }
 
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
-    return nodeIds.map((id) => {
-      const slot = this.recorded.get(id);
-      return slot === undefined ? null : { seenAt: slot.seenAt, observedAt: slot.observedAt };
-    });
+    return nodeIds.map((id) => readSlot(this.recorded, id));
   }
 
   async ping(): Promise<void> {
     await this.link.connected();
-    await this.redis.ping();
+    await this.link.bounded(this.redis.ping()).catch(this.unavailable);
+    if (this.lost) this.answered();
   }
 
   async close(): Promise<void> {
