@@ -80,15 +80,16 @@ export interface ReadModelStore {
 
 /**
  * The documents matching `filter`, a page (at most 1,000) at a time: for work done as the
- * pages come, without holding them all.
+ * pages come, without holding them all. From `cursor` (a page's `nextCursor`) when given.
  */
 export async function* pagesOf<T extends Doc>(
   store: ReadModelStore,
   collection: string,
   filter: Filter,
   sort?: Sort,
+  from: string | null = null,
 ): AsyncGenerator<T[], void, undefined> {
-  let cursor: string | null = null;
+  let cursor: string | null = from;
   do {
     const page: Page<T> = await store.find<T>(collection, filter, { sort, limit: 1000, cursor });
     if (page.items.length > 0) yield page.items;
@@ -96,14 +97,15 @@ export async function* pagesOf<T extends Doc>(
   } while (cursor);
 }
 
-/** Every document matching `filter`, read page by page. */
+/** Every document matching `filter`, read page by page (from `cursor` when given). */
 export async function findAll<T extends Doc>(
   store: ReadModelStore,
   collection: string,
   filter: Filter,
   sort?: Sort,
+  from: string | null = null,
 ): Promise<T[]> {
   const out: T[] = [];
-  for await (const items of pagesOf<T>(store, collection, filter, sort)) out.push(...items);
+  for await (const items of pagesOf<T>(store, collection, filter, sort, from)) out.push(...items);
   return out;
 }

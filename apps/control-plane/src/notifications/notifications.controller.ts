@@ -1,6 +1,11 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { Filter, InvalidCursorError, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import {
+  Filter,
+  InvalidCursorError,
+  ReadModelStore,
+  findAll,
+} from '../../../../libs/readmodels/src/port';
 import { Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';
@@ -35,27 +40,26 @@ export class NotificationsController {
     // In the order they were recorded (the log's), not by `at`: a notification recorded later
     // may carry an earlier or equal `at` (two commands deciding in the same instant), and paging
     // by `at` would put it behind a cursor already handed out.
-    const find = (limit: number, cursor: string | null) =>
-      this.readModels.find<NotificationDoc>(NOTIFICATIONS, filter, {
-        sort: { position: 1 },
-        limit,
-        cursor,
-      });
+    const sort = { position: 1 } as const;
     try {
       if (query.limit !== undefined) {
-        const page = await find(query.limit, query.cursor ?? null);
+        const page = await this.readModels.find<NotificationDoc>(NOTIFICATIONS, filter, {
+          sort,
+          limit: query.limit,
+          cursor: query.cursor ?? null,
+        });
         return { items: page.items.map(view), nextCursor: page.nextCursor };
       }
       // No limit: every one (API.md's list has no paging; a client that does not know
       // `nextCursor` must not miss notifications past a default page).
-      const items: Notification[] = [];
-      let cursor = query.cursor ?? null;
-      do {
-        const page = await find(1000, cursor);
-        for (const doc of page.items) items.push(view(doc));
-        cursor = page.nextCursor;
-      } while (cursor);
-      return { items, nextCursor: null };
+      const all = await findAll<NotificationDoc>(
+        this.readModels,
+        NOTIFICATIONS,
+        filter,
+        sort,
+        query.cursor ?? null,
+      );
+      return { items: all.map(view), nextCursor: null };
     } catch (error) {
       if (isInvalidCursor(error)) {
         throw validationFailed([{ field: 'cursor', problems: ['is not a cursor of this query'] }]);
