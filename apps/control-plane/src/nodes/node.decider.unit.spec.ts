@@ -36,6 +36,25 @@ const registered = (r: NodeReport = report()): NodeEvent =>
   spec.given().when(reportNode(r)).thenEvents()[0];
 const at = (iso: string) => ({ at: iso });
 
+/** The node went offline (from ready, last seen at T0). */
+const wentOffline = (reason: 'heartbeat_timeout' | 'kubelet_not_ready', at: string): NodeEvent => ({
+  type: 'NodeWentOffline',
+  data: {
+    nodeId: 'n1',
+    clusterId: 'c1',
+    hostname: 'gpu-a-01',
+    reason,
+    from: 'ready',
+    lastSeenAt: T0,
+    at,
+  },
+});
+/** Session s1 of u1 placed on card GPU-1. */
+const allocatedAt = (at: string): NodeEvent => ({
+  type: 'NodeCapacityAllocated',
+  data: { nodeId: 'n1', sessionId: 's1', owner: 'u1', gpus: ['GPU-1'], cpu: 0, memoryGiB: 0, at },
+});
+
 describe('node', () => {
   describe('when a host reports for the first time', () => {
     it('registers the node with its inventory and mode from the fleet/mode label', () => {
@@ -240,18 +259,7 @@ describe('node', () => {
   });
 
   describe('when the node is offline', () => {
-    const offline: NodeEvent = {
-      type: 'NodeWentOffline',
-      data: {
-        nodeId: 'n1',
-        clusterId: 'c1',
-        hostname: 'gpu-a-01',
-        reason: 'heartbeat_timeout',
-        from: 'ready',
-        lastSeenAt: T0,
-        at: T2,
-      },
-    };
+    const offline = wentOffline('heartbeat_timeout', T2);
 
     it('comes back online with a report older than the newest applied, when only silence took it offline', () => {
       // The operator's clock stepped back: the report's content is stale, but it arrived.
@@ -407,18 +415,7 @@ describe('node', () => {
       type: 'NodeRemovalRequested',
       data: { nodeId: 'n1', operationId: 'op1', until: UNTIL, at: T1 },
     };
-    const allocated: NodeEvent = {
-      type: 'NodeCapacityAllocated',
-      data: {
-        nodeId: 'n1',
-        sessionId: 's1',
-        owner: 'u1',
-        gpus: ['GPU-1'],
-        cpu: 0,
-        memoryGiB: 0,
-        at: T0,
-      },
-    };
+    const allocated = allocatedAt(T0);
 
     it('marks a drained node (cordoned, empty) for removal, once per operation', () => {
       spec.given([registered(), cordoned]).when(request).then([requested]);
@@ -434,18 +431,7 @@ describe('node', () => {
     });
 
     it('marks an offline node whatever its cordon (nothing runs there), and no node that is gone', () => {
-      const offline: NodeEvent = {
-        type: 'NodeWentOffline',
-        data: {
-          nodeId: 'n1',
-          clusterId: 'c1',
-          hostname: 'gpu-a-01',
-          reason: 'kubelet_not_ready',
-          from: 'ready',
-          lastSeenAt: T0,
-          at: T0,
-        },
-      };
+      const offline = wentOffline('kubelet_not_ready', T0);
       spec.given([registered(), offline]).when(request).then([requested]);
       const deleted: NodeEvent = {
         type: 'NodeDeleted',
@@ -563,30 +549,8 @@ describe('node', () => {
   });
 
   describe('deletion', () => {
-    const offline: NodeEvent = {
-      type: 'NodeWentOffline',
-      data: {
-        nodeId: 'n1',
-        clusterId: 'c1',
-        hostname: 'gpu-a-01',
-        reason: 'heartbeat_timeout',
-        from: 'ready',
-        lastSeenAt: T0,
-        at: T2,
-      },
-    };
-    const allocated: NodeEvent = {
-      type: 'NodeCapacityAllocated',
-      data: {
-        nodeId: 'n1',
-        sessionId: 's1',
-        owner: 'u1',
-        gpus: ['GPU-1'],
-        cpu: 0,
-        memoryGiB: 0,
-        at: T1,
-      },
-    };
+    const offline = wentOffline('heartbeat_timeout', T2);
+    const allocated = allocatedAt(T1);
 
     it('refuses an online node with node_not_offline', () => {
       spec
