@@ -87,13 +87,10 @@ export class InventoryService {
       // Every report is a sighting at its receive time, an out-of-order one too (it changes
       // nothing, but the controller reached us now); the newest observedAt stays the newest.
       const before = beats[i]?.observedAt ?? null;
-      const observed = report.observedAt ? Date.parse(report.observedAt) : before;
-      fresh.push({
-        nodeId,
-        seenAt: ctx.now.getTime(),
-        observedAt:
-          observed === null || before === null ? (observed ?? before) : Math.max(observed, before),
-      });
+      const reported = report.observedAt ? Date.parse(report.observedAt) : null;
+      const observedAt =
+        reported === null ? before : before === null ? reported : Math.max(reported, before);
+      fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt });
       const state = result.state;
       results[i] = {
         hostname: report.hostname,
