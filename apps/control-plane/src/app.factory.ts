@@ -17,6 +17,9 @@ import { setupOpenApi } from './platform/openapi/openapi';
 import { IDEMPOTENCY_STORE, installIdempotency } from './platform/idempotency/idempotency.hooks';
 import { IdempotencyStore } from './platform/idempotency/idempotency.store';
 import { TokenService } from './platform/auth/token-service';
+import { installLeanRoutes } from './platform/http/lean-route';
+import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
+import { INVENTORY_LEAN_ROUTES } from './nodes/inventory.controller';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -43,6 +46,8 @@ export const disablePretenuring = (): void => {
 /** Builds the whole control plane on Fastify; `main.ts` and the e2e tests both start it here. */
 export const createApp = async (
   config: Config,
+  /** leanRoutes false: every route through Nest (the lean path's differential test). */
+  options: { leanRoutes?: boolean } = {},
 ): Promise<{ app: NestFastifyApplication; jwtSecret: string; generatedSecret: boolean }> => {
   applyHeapGrowth(config.heapGrowthPercent);
   disablePretenuring();
@@ -78,15 +83,25 @@ export const createApp = async (
   const json = jsonBodyParser(fastify.getDefaultJsonParser('error', 'error'));
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     const given = request.headers[CORRELATION_HEADER];
     const correlationId =
       typeof given === 'string' && SAFE_ID.test(given) ? given : String(request.id);
     (request as unknown as { correlationId: string }).correlationId = correlationId;
     void reply.header(CORRELATION_HEADER, correlationId);
+    done();
   });
   installIdempotency(app, app.get<IdempotencyStore>(IDEMPOTENCY_STORE), app.get(TokenService));
-  app.useGlobalFilters(new ErrorFilter());
+  const errors = new ErrorFilter();
+  app.useGlobalFilters(errors);
+  if (options.leanRoutes !== false) {
+    installLeanRoutes(
+      app,
+      [...NODE_LEAN_ROUTES, ...INVENTORY_LEAN_ROUTES],
+      app.get(TokenService),
+      errors,
+    );
+  }
   app.useGlobalPipes(createValidationPipe());
   limitBodyDepth(app);
   app.enableShutdownHooks();

@@ -5,6 +5,7 @@ import { Caller, mayReportFor } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { Ctx } from '../platform/http/command-context';
+import { LeanRoute, leanRoute } from '../platform/http/lean-route';
 import { InventoryReportDto, InventoryReportResponse, NodeReportDto } from './inventory.dto';
 import { InventoryReportPipe } from './inventory-report.pipe';
 import { InventoryService } from './inventory.service';
@@ -147,3 +148,14 @@ export class InventoryController {
     return { nodes };
   }
 }
+
+const reportPipe = new InventoryReportPipe();
+
+/** Every controller's reports, every few seconds: served on the lean path (lean-route.ts). */
+export const INVENTORY_LEAN_ROUTES: readonly LeanRoute[] = [
+  leanRoute(
+    InventoryController,
+    'report',
+    async ({ body, caller, ctx }) => [await reportPipe.transform(body), caller, ctx] as const,
+  ),
+];

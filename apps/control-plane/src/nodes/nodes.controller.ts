@@ -1,3 +1,4 @@
+import { LeanRoute, leanRoute } from '../platform/http/lean-route';
 import {
   Body,
   Controller,
@@ -94,3 +95,13 @@ export class NodesController {
     );
   }
 }
+
+/** The no-op cordon is one of the API's hot routes: served on the lean path (lean-route.ts). */
+export const NODE_LEAN_ROUTES: readonly LeanRoute[] = [
+  leanRoute(
+    NodesController,
+    'cordon',
+    async ({ params, validated, ctx }) =>
+      [params.nodeId, await validated(CordonNodeDto), ctx] as const,
+  ),
+];

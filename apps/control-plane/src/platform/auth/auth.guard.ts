@@ -4,7 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../../../../../libs/kernel/src/errors';
 import { validationFailed } from '../errors/error-envelope';
-import { hasRole, Role } from './caller';
+import { Caller, hasRole, Role } from './caller';
 import { IS_PUBLIC_KEY, RequestWithCaller, ROLES_KEY } from './decorators';
 import { TokenService } from './token-service';
 
@@ -28,59 +28,108 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    const request = context
-      .switchToHttp()
-      .getRequest<RequestWithCaller & { idempotencyRefusal?: Error; query?: unknown }>();
+    const request = context.switchToHttp().getRequest<AdmittedRequest>();
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_KEY, targets)) {
       if (request.idempotencyRefusal) throw request.idempotencyRefusal;
       return true;
     }
-
-    const caller = await this.tokens.verify(bearerToken(request.headers['authorization']));
-
-    const required = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, targets);
-    const allowed: Role[] = required && required.length > 0 ? required : ['admin'];
-    if (!hasRole(caller, 'admin', ...allowed)) {
-      throw new DomainError(
-        'forbidden',
-        `this action needs one of the roles: ${allowed.join(', ')}`,
-        'forbidden',
-      );
-    }
-    request.caller = caller;
-    // A malformed Idempotency-Key, or a key store that is down (found by the idempotency
-    // hooks), is refused only now, so that 401 and 403 keep precedence over it.
-    if (request.idempotencyRefusal) throw request.idempotencyRefusal;
-    this.refuseUnreadQuery(context, request.query);
+    await admit(
+      this.tokens,
+      request,
+      this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, targets),
+    );
+    refuseUnreadQuery(request.query, () => this.readsQuery(context));
     return true;
   }
 
-  /**
-   * A route without a query DTO takes no query parameter: `POST /v1/sessions/{id}/pause?x=1`
-   * is 400 naming `x`, as an unknown parameter of a list route is, instead of running as if
-   * the parameter were not there (its sender meant something by it).
-   */
-  private refuseUnreadQuery(context: ExecutionContext, query: unknown): void {
-    if (!query || typeof query !== 'object') return;
-    const names = Object.keys(query);
-    if (names.length === 0) return;
+  private readsQuery(context: ExecutionContext): boolean {
     const handler = context.getHandler();
     let reads = this.takesQuery.get(handler);
     if (reads === undefined) {
-      const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), handler.name) ??
-        {}) as Record<string, unknown>;
-      reads = Object.keys(args).some((k) => k.split(':')[0] === String(RouteParamtypes.QUERY));
+      reads = readsQuery(context.getClass(), handler.name);
       this.takesQuery.set(handler, reads);
     }
-    if (reads) return;
-    throw validationFailed(
-      names.map((field) => ({ field, problems: ['this route takes no query parameters'] })),
-    );
+    return reads;
   }
 }
 
+/** What the guard reads off a request, and the caller it attaches. */
+export type AdmittedRequest = RequestWithCaller & {
+  idempotencyRefusal?: Error;
+  query?: unknown;
+};
+
+/**
+ * An authenticated route's admission, shared by the guard and the lean routes: a valid bearer
+ * token (401), one of `required` (a route without any is admin-only, so a forgotten decorator
+ * fails closed; admin passes every route: the contract grants it every command and query),
+ * then what the idempotency hooks found wrong with the key (400, 503), only now so that 401
+ * and 403 keep precedence over it. Attaches the caller to the request.
+ */
+export const admit = async (
+  tokens: TokenService,
+  request: AdmittedRequest,
+  required: readonly Role[] | undefined,
+): Promise<Caller> => {
+  const caller = await tokens.verify(bearerToken(request.headers['authorization']));
+  const allowed: readonly Role[] = required && required.length > 0 ? required : ['admin'];
+  if (!hasRole(caller, 'admin', ...allowed)) {
+    throw new DomainError(
+      'forbidden',
+      `this action needs one of the roles: ${allowed.join(', ')}`,
+      'forbidden',
+    );
+  }
+  request.caller = caller;
+  if (request.idempotencyRefusal) throw request.idempotencyRefusal;
+  return caller;
+};
+
+/** Whether a controller's handler reads a query DTO (with @Query()). */
+export const readsQuery = (controller: object, handlerName: string): boolean => {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handlerName) ?? {}) as Record<
+    string,
+    unknown
+  >;
+  return Object.keys(args).some((k) => k.split(':')[0] === String(RouteParamtypes.QUERY));
+};
+
+/**
+ * A route without a query DTO takes no query parameter: `POST /v1/sessions/{id}/pause?x=1`
+ * is 400 naming `x`, as an unknown parameter of a list route is, instead of running as if
+ * the parameter were not there (its sender meant something by it). `reads` is asked only
+ * when there is a parameter.
+ */
+export const refuseUnreadQuery = (query: unknown, reads: () => boolean): void => {
+  if (!query || typeof query !== 'object') return;
+  const names = Object.keys(query);
+  if (names.length === 0 || reads()) return;
+  throw validationFailed(
+    names.map((field) => ({ field, problems: ['this route takes no query parameters'] })),
+  );
+};
+
+/**
+ * Headers already read into their token, by their exact text: a client sends the same header
+ * with every request, and the token's text is a pure function of it. Only well-formed headers
+ * are kept (a refusal is always worked out afresh); bounded (start over when full).
+ */
+const readHeaders = new Map<string, string>();
+const READ_HEADERS_CAPACITY = 10_000;
+
 /** The token of an `Authorization: Bearer <token>` header, or 401. */
 export function bearerToken(header: unknown): string {
+  if (typeof header === 'string') {
+    const known = readHeaders.get(header);
+    if (known !== undefined) return known;
+  }
+  const token = readBearer(header);
+  if (readHeaders.size >= READ_HEADERS_CAPACITY) readHeaders.clear();
+  readHeaders.set(header as string, token);
+  return token;
+}
+
+function readBearer(header: unknown): string {
   if (header === undefined || header === '') {
     throw new DomainError('unauthenticated', 'Authorization header is missing', 'unauthenticated');
   }

@@ -33,12 +33,17 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const request = ctx.getRequest<FastifyRequest & { correlationId?: string }>();
-    const reply = ctx.getResponse<FastifyReply>();
-    const [status, body] = this.describe(exception, request.correlationId ?? String(request.id));
+    void this.send(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>());
+  }
+
+  /** Answers `request` with the envelope for `exception` (the lean routes' errors come here too). */
+  send(exception: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const correlationId =
+      (request as FastifyRequest & { correlationId?: string }).correlationId ?? String(request.id);
+    const [status, body] = this.describe(exception, correlationId);
     // A dependency out of reach is usually back within seconds.
     if (status === 503) void reply.header('retry-after', '1');
-    void reply.status(status).send(body);
+    return reply.status(status).send(body);
   }
 
   describe(exception: unknown, correlationId: string): [number, ErrorEnvelope] {
