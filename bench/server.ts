@@ -101,7 +101,8 @@ const adminContext = (): CommandContext => {
 
 const startApp = async (): Promise<{ url: string; handle: Handler }> => {
   const config = loadConfig(process.env);
-  const { app } = await createApp(config);
+  // BENCH_NEST_ONLY=1: the hot routes through Nest as every other route, to show the lean path's gain.
+  const { app } = await createApp(config, { leanRoutes: process.env.BENCH_NEST_ONLY !== '1' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -30,9 +30,9 @@ export const limitBodyDepth = (app: NestFastifyApplication, max = MAX_BODY_DEPTH
   app
     .getHttpAdapter()
     .getInstance()
-    .addHook('preValidation', async (request) => {
+    .addHook('preValidation', (request, _reply, done) => {
       if (nestedDeeperThan(request.body, max)) {
-        throw validationFailed([{ field: 'body', problems: [`nests deeper than ${max} levels`] }]);
-      }
+        done(validationFailed([{ field: 'body', problems: [`nests deeper than ${max} levels`] }]));
+      } else done();
     });
 };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from '@nestjs/common';
 import { DomainError, UnavailableError, uuidFrom } from '../../../../../libs/kernel/src';
 import { bearerToken } from '../auth/auth.guard';
@@ -129,9 +130,12 @@ export const installIdempotency = (
   const fastify = app.getHttpAdapter().getInstance();
   const inFlight = new Map<string, Promise<void>>();
 
-  fastify.addHook('preHandler', async (request, reply) => {
-    const key = request.headers['idempotency-key'];
-    if (key === undefined || !MUTATING.has(request.method)) return;
+  /** A request with a key: replayed, refused, or run under the key's command id. */
+  const claim = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string | string[],
+  ): Promise<void> => {
     let caller: Caller;
     try {
       caller = await tokens.verify(bearerToken(request.headers.authorization));
@@ -173,7 +177,8 @@ export const installIdempotency = (
           );
         }
         const status = stored.status ?? 200;
-        return status === 204 ? reply.code(204).send() : reply.code(status).send(stored.body);
+        void (status === 204 ? reply.code(204).send() : reply.code(status).send(stored.body));
+        return;
       }
       if (!inFlight.has(scope)) break; // another request claimed the key while we read
     }
@@ -194,11 +199,10 @@ export const installIdempotency = (
     req.idempotency = pending;
     // Whatever happens to the response (sent, failed, connection lost), waiters move on.
     reply.raw.once('close', pending.release);
-  });
+  };
 
-  fastify.addHook('onSend', async (request, reply, payload) => {
-    const pending = (request as unknown as IdempotentRequest).idempotency;
-    if (!pending) return payload;
+  /** Keeps a successful (2xx) answer under its key; a refused command changed nothing. */
+  const keep = async (pending: Pending, reply: FastifyReply, payload: unknown): Promise<void> => {
     try {
       const status = reply.statusCode;
       if (status >= 200 && status < 300) {
@@ -220,6 +224,24 @@ export const installIdempotency = (
     } finally {
       pending.release();
     }
-    return payload;
+  };
+
+  // Callback hooks: a request without a key (nearly all) costs a header lookup, not a promise.
+  fastify.addHook('preHandler', (request, reply, done) => {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined || !MUTATING.has(request.method)) return done();
+    // A replayed answer is sent here: the route must not run.
+    claim(request, reply, key).then(() => {
+      if (!reply.sent) done();
+    }, done);
+  });
+
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    const pending = (request as unknown as IdempotentRequest).idempotency;
+    if (!pending) return done(null, payload);
+    keep(pending, reply, payload).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
   });
 };

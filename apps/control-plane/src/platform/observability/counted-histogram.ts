@@ -65,6 +65,11 @@ export class CountedHistogram<L extends string> {
     this.series.clear();
   }
 
+  /** Each label set observed and how many observations it has. */
+  *counts(): IterableIterator<{ labels: Readonly<Record<L, string>>; count: number }> {
+    for (const s of this.series.values()) yield { labels: s.labels, count: s.count };
+  }
+
   /** What the registry renders as text (prom-client's layout: `le` first, then the series' labels). */
   getForPromString(): {
     name: string;

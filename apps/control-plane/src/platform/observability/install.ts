@@ -32,26 +32,38 @@ export const installObservability = (app: NestFastifyApplication): void => {
     for (const method of methods) routes.push({ method: String(method), url: route.url });
   });
 
-  fastify.addHook('onResponse', async (request, reply) => {
-    const req = request as unknown as PlatformRequest;
+  // Callback hooks throughout the request path: an async hook costs a promise and a
+  // microtask on every request, for work that never waits.
+  fastify.addHook('onResponse', (request, reply, done) => {
     // The template, never the raw URL: ids in paths would make unbounded label sets.
     const route = request.routeOptions.url ?? 'unmatched';
     const ms = reply.elapsedTime;
-    metrics.observeRequest(request.method, route, reply.statusCode, ms);
-    const line = {
-      method: request.method,
-      route,
-      status: reply.statusCode,
-      ms: Math.round(ms * 100) / 100,
-      correlationId: req.correlationId ?? String(request.id),
-      sub: req.caller?.sub,
-    };
+    const status = reply.statusCode;
+    metrics.observeRequest(request.method, route, status, ms);
     // A 503 is a store out of reach, logged (throttled) by its client: each request it turns
     // away is expected, a warning. Any other 5xx is a fault. Probes answered otherwise: debug.
-    const status = reply.statusCode;
-    if (status >= 500 && status !== 503) requests.error(line, 'request failed');
-    else if (QUIET_ROUTES.has(route)) requests.debug(line, 'request');
-    else if (status === 503) requests.warn(line, 'request refused: a store is unavailable');
-    else requests.info(line, 'request');
+    const [level, message] =
+      status >= 500 && status !== 503
+        ? (['error', 'request failed'] as const)
+        : QUIET_ROUTES.has(route)
+          ? (['debug', 'request'] as const)
+          : status === 503
+            ? (['warn', 'request refused: a store is unavailable'] as const)
+            : (['info', 'request'] as const);
+    if (requests.isLevelEnabled(level)) {
+      const req = request as unknown as PlatformRequest;
+      requests[level](
+        {
+          method: request.method,
+          route,
+          status,
+          ms: Math.round(ms * 100) / 100,
+          correlationId: req.correlationId ?? String(request.id),
+          sub: req.caller?.sub,
+        },
+        message,
+      );
+    }
+    done();
   });
 };

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { PipelineObserver, SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { settleWithin } from '../../../../../libs/kernel/src';
@@ -24,19 +24,17 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export class Metrics {
   readonly registry = new Registry();
 
-  private readonly httpRequests = new Counter({
-    name: 'fleet_http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly httpDuration = new Histogram({
-    name: 'fleet_http_request_duration_seconds',
-    help: 'HTTP request latency, by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  /**
+   * Every request is observed here once (prom-client's Histogram and Counter hash the label
+   * set on each call); the request counter is read off its counts when scraped.
+   */
+  private readonly httpDuration = new CountedHistogram(
+    'fleet_http_request_duration_seconds',
+    'HTTP request latency, by method, route template and status',
+    ['method', 'route', 'status'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
   private readonly commands = new Counter({
     name: 'fleet_commands_total',
     help: 'Commands handled by the pipeline, by command type, aggregate and result',
@@ -64,6 +62,17 @@ export class Metrics {
     @Inject(JobQueues) queues: JobQueues,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    const answered = this.httpDuration;
+    new Counter({
+      name: 'fleet_http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { labels, count } of answered.counts()) this.inc(labels, count);
+      },
+    });
     new Gauge({
       name: 'fleet_subscription_lag_events',
       help: 'Events in the log a projection or reactor has not handled yet',
@@ -109,9 +118,7 @@ export class Metrics {
   }
 
   observeRequest(method: string, route: string, status: number, ms: number): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, ms / 1000);
+    this.httpDuration.observe({ method, route, status: String(status) }, ms / 1000);
   }
 
   observeCommand(outcome: Outcome): void {
