@@ -26,9 +26,10 @@ const medians = (runs: LoadResult[]): Medians => ({
  * role, id and body checks, a no-op decision, metrics, the same Node answer) on bare Fastify
  * with no framework and none of the app's code (bench/lean.ts).
  *
- * Two informational rungs between Nest's floor and the cordon show where the app's cost
- * lies: GET /health/live (the app's global hooks and Nest, no token) and GET /v1/nodes/{id}
- * (the token checked, the id validated, the node read and shown; no command).
+ * Informational rungs between Nest's floor and the cordon show where the app's cost lies:
+ * GET /health/live (the app's global hooks and Nest, no token), GET /v1/nodes/{id} (the token
+ * checked, the id validated, the node read and shown; no command), and the same cordon on an
+ * app that serves it through Nest's request path instead of the lean one (lean-route.ts).
  */
 const run = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
@@ -41,6 +42,7 @@ const run = async (): Promise<Figure[]> => {
   // CORDON_SYNC_SEC=3600: the cordon_sync_overdue reminder (15 s by default) must not append
   // during the run, so the no-op check below counts only what the measured cordons append.
   const app = await startServer('app', { CORDON_SYNC_SEC: '3600' });
+  const nest = await startServer('app', { CORDON_SYNC_SEC: '3600', BENCH_NEST_ONLY: '1' });
   let lean: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     const tokens = new TokenService(BENCH_SECRET);
@@ -62,6 +64,14 @@ const run = async (): Promise<Figure[]> => {
       body: JSON.stringify({ reason: 'bench' }),
     });
     if (first.status !== 200) throw new Error(`cordon answered ${first.status}`);
+    // The same node (its id derives from cluster and hostname), cordoned, on the Nest-path app.
+    for (const [path, body] of [
+      ['/v1/inventory/reports', reportBody(0, 0, 1)],
+      [cordonPath, JSON.stringify({ reason: 'bench' })],
+    ]) {
+      const res = await fetch(`${nest.url}${path}`, { method: 'POST', headers, body });
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status} on the Nest path`);
+    }
     // The cordon's work without the app, answering the Node the app answered (bench/lean.ts).
     lean = await startServer('lean-fastify', { BENCH_NODE_VIEW: await first.text() });
     const headBefore = await app.call<number>('head');
@@ -78,6 +88,7 @@ const run = async (): Promise<Figure[]> => {
     const liveRuns: LoadResult[] = [];
     const readRuns: LoadResult[] = [];
     const leanRuns: LoadResult[] = [];
+    const nestRuns: LoadResult[] = [];
     const floorRuns: Record<keyof typeof floor, LoadResult[]> = {
       'bare-express': [],
       'nest-fastify': [],
@@ -98,6 +109,10 @@ const run = async (): Promise<Figure[]> => {
       leanRuns.push(
         await load(lean.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
       );
+      nestRuns.push(
+        await load(nest.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+      );
+      await quiet(nest);
       liveRuns.push(
         await load(app.url, { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} }),
       );
@@ -122,6 +137,7 @@ const run = async (): Promise<Figure[]> => {
     const live = medians(liveRuns);
     const read = medians(readRuns);
     const floorCordon = medians(leanRuns);
+    const nestCordon = medians(nestRuns);
     const f = {
       bareExpress: medians(floorRuns['bare-express']),
       nestFastify: medians(floorRuns['nest-fastify']),
@@ -177,6 +193,13 @@ const run = async (): Promise<Figure[]> => {
         target: `informational: the cordon's work on bare Fastify, no app, same answer (p99 ${floorCordon.p99Ms} ms)${failures(leanRuns)}`,
       },
       {
+        name: 'http.app_cordon_noop_nest_path',
+        value: nestCordon.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `informational: the same cordon through Nest's request path, not the lean one (p99 ${nestCordon.p99Ms} ms)${failures(nestRuns)}`,
+      },
+      {
         name: 'http.app_cordon_noop',
         value: a.rps,
         unit: 'req/s',
@@ -197,6 +220,7 @@ const run = async (): Promise<Figure[]> => {
     await Promise.all([
       bare.stop(),
       app.stop(),
+      nest.stop(),
       ...(lean ? [lean.stop()] : []),
       ...Object.values(floor).map((s) => s.stop()),
     ]);
