@@ -1,7 +1,7 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../../../../../libs/kernel/src/errors';
-import { AuthGuard } from './auth.guard';
+import { AuthGuard, bearerToken } from './auth.guard';
 import { Caller, Role } from './caller';
 import { Public, Roles } from './decorators';
 import { TokenService } from './token-service';
@@ -139,6 +139,17 @@ describe('AuthGuard', () => {
           }),
         ),
       ).resolves.toBe(true);
+    });
+
+    it('remembers a header by its exact text only: a respelling after the token was accepted is still refused', async () => {
+      const token = await tokens.sign({ sub: 'someone-else', roles: ['operator'] });
+      const header = `Bearer ${token}`;
+      expect(bearerToken(header)).toBe(token);
+      expect(bearerToken(header)).toBe(token);
+      for (const other of [`${header}=`, `${header}==`, 'Bearer a b', 'Basic x', '']) {
+        expect(() => bearerToken(other)).toThrow(DomainError);
+        expect(() => bearerToken(other)).toThrow(DomainError);
+      }
     });
 
     it('refuses a caller without any of the route roles (403)', async () => {
