@@ -202,6 +202,62 @@ describe.each([
     }
   });
 
+  describe('a first use whose answer was lost', () => {
+    const loseTheAnswer = () =>
+      jest
+        .spyOn(t.app.get<IdempotencyStore>(IDEMPOTENCY_STORE), 'put')
+        .mockRejectedValueOnce(
+          new UnavailableError('idempotency store (Redis)', new Error('down')),
+        );
+
+    it('is found by a retry after midnight: the same command, nothing appended', async () => {
+      const put = loseTheAnswer();
+      const first = await create('k-midnight', cluster('midnight'));
+      expect(put).toHaveBeenCalled();
+      put.mockRestore();
+      expect(first.status).toBe(201);
+      // The retry lands in the next day's window (just past 00:00 UTC).
+      const day = 24 * 60 * 60 * 1000;
+      const nextDay = (Math.floor(Date.now() / day) + 1) * day + 1000;
+      const clock = jest.spyOn(idempotencyClock, 'now').mockImplementation(() => nextDay);
+      try {
+        const after = await head();
+        const again = await create('k-midnight', cluster('midnight'));
+        expect(again.status).toBe(201);
+        expect(again.body.clusterId).toBe(first.body.clusterId);
+        expect(await appendedBy(again, after)).toEqual([]);
+      } finally {
+        clock.mockRestore();
+      }
+    });
+
+    it('refuses another body under the key (409), appending nothing', async () => {
+      const put = loseTheAnswer();
+      const first = await create('k-lost-other', cluster('lost-a'));
+      put.mockRestore();
+      expect(first.status).toBe(201);
+      const after = await head();
+      const other = await create('k-lost-other', cluster('lost-b'));
+      expect(other.status).toBe(409);
+      expect(other.body.error.code).toBe('idempotency_key_reused');
+      expect(await appendedBy(other, after)).toEqual([]);
+      // The first body is still that command.
+      const again = await create('k-lost-other', cluster('lost-a'));
+      expect(again.status).toBe(201);
+      expect(again.body.clusterId).toBe(first.body.clusterId);
+    });
+  });
+
+  it('frees the key of a refused request: a corrected body, or a caller refused again, is not 409', async () => {
+    const bad = await create('k-fix', { ...cluster('fix'), podCidr: 'not-a-cidr' });
+    expect(bad.status).toBe(400);
+    const fixed = await create('k-fix', cluster('fix'));
+    expect(fixed.status).toBe(201);
+    const user = await t.auth('u-fix', ['user']);
+    expect((await create('k-user', cluster('user-a'), user)).status).toBe(403);
+    expect((await create('k-user', cluster('user-b'), user)).status).toBe(403);
+  });
+
   it('keeps keys apart per caller: the same key from another admin is a new command', async () => {
     const mine = await create('k-shared', cluster('shared'));
     const theirs = await create('k-shared', cluster('shared'), await t.auth('other', ['admin']));

@@ -8,7 +8,7 @@ import { Caller } from '../auth/caller';
 import { TokenService } from '../auth/token-service';
 import { validationFailed } from '../errors/error-envelope';
 import { PlatformRequest } from '../http/command-context';
-import { IDEMPOTENCY_TTL_MS, IdempotencyStore } from './idempotency.store';
+import { IDEMPOTENCY_TTL_MS, IdempotencyStore, KeyClaim } from './idempotency.store';
 
 export const IDEMPOTENCY_STORE = Symbol('IDEMPOTENCY_STORE');
 const logger = new Logger('idempotency');
@@ -83,21 +83,28 @@ const pathOf = (request: {
 };
 
 /**
- * The command a key names. A retry whose kept answer was lost (the store down when it was
- * put, Redis emptied) derives the same id, so its events dedupe and nothing is done twice.
+ * The command a key names, from the key's first use (`firstUse`, kept by the store beside the
+ * answers). A retry whose kept answer was lost (the store down when it was put) finds the
+ * same first use and derives the same id, so its events dedupe and nothing is done twice.
  * But a key is kept 24 h: reused later it names a new command, which must not dedupe against
  * the first one's events (it would answer 2xx and do nothing). So the id also carries the
- * 24 h window the request falls in: a reuse more than 24 h after the first use is always in a
- * later window. The one loss: an answer lost *and* its retry crossing a window's end
- * (00:00 UTC) is decided as a new command.
+ * 24 h window its first use fell in: a first use more than 24 h after the last one is always
+ * in a later window. The one loss left: the store losing its data (Redis emptied) *and* the
+ * retry crossing a window's end (00:00 UTC) decides the retry as a new command.
  */
-export const commandIdFor = (scope: string, now: number): string =>
-  uuidFrom('idempotency', scope, String(Math.floor(now / IDEMPOTENCY_TTL_MS)));
+export const commandIdFor = (scope: string, firstUse: number): string =>
+  uuidFrom('idempotency', scope, String(Math.floor(firstUse / IDEMPOTENCY_TTL_MS)));
 
 /** The hooks' clock, on its own so a test can move it a day on without moving the app's. */
 export const idempotencyClock = { now: (): number => Date.now() };
 
-type Pending = { readonly scope: string; readonly bodyHash: string; release(): void };
+type Pending = {
+  readonly scope: string;
+  readonly bodyHash: string;
+  /** The key's first use, when this request made it: forgotten if the request is refused. */
+  created?: KeyClaim;
+  release(): void;
+};
 
 /** What the hooks leave on the request for the guard and the command context. */
 export type IdempotentRequest = PlatformRequest & {
@@ -116,11 +123,13 @@ export type IdempotentRequest = PlatformRequest & {
  *
  * preHandler: with a key and a valid token, the same key and body replay the stored response
  * (status and body) and append nothing; the same key with another body is 409
- * `idempotency_key_reused`; otherwise the request runs with a command id derived from the key,
- * so a retry of a command whose answer was lost derives the same event ids. A concurrent
- * request with the same key waits for the first. Without a valid token the hooks step aside
- * and the guard answers 401. onSend keeps successful (2xx) responses only: a refused command
- * changed nothing, so its retry is decided afresh.
+ * `idempotency_key_reused`. Otherwise the key's first use is claimed (or found: a first use
+ * whose answer was lost) and the request runs with a command id derived from the key and that
+ * first use, so a retry of a command whose answer was lost derives the same event ids; another
+ * body than the first use's is 409 (thrown by the guard, after 401/403). A concurrent request
+ * with the same key waits for the first. Without a valid token the hooks step aside and the
+ * guard answers 401. onSend keeps successful (2xx) responses only: a refused command changed
+ * nothing, so its retry is decided afresh, and the first use it claimed is released.
  */
 export const installIdempotency = (
   app: NestFastifyApplication,
@@ -195,13 +204,36 @@ export const installIdempotency = (
         settle();
       },
     };
-    req.commandId = commandIdFor(scope, idempotencyClock.now());
+    // No answer kept: the key's first use decides the command id, so the retry of an answer
+    // that was lost finds it (past midnight too). Another body under the key is refused.
+    let first: Awaited<ReturnType<IdempotencyStore['claim']>>;
+    try {
+      first = await store.claim(scope, { bodyHash, at: idempotencyClock.now() });
+    } catch (error) {
+      pending.release();
+      if (!(error instanceof UnavailableError)) throw error;
+      req.idempotencyRefusal = error;
+      return;
+    }
+    if (first.standing.bodyHash !== bodyHash) {
+      pending.release();
+      // Thrown by the guard, after 401 and 403: a first use that did not answer (lost, or
+      // still running elsewhere) and this body are two requests under one key.
+      req.idempotencyRefusal = new DomainError(
+        'idempotency_key_reused',
+        'this Idempotency-Key was used with another request body',
+        'conflict',
+      );
+      return;
+    }
+    req.commandId = commandIdFor(scope, first.standing.at);
+    if (first.created) pending.created = first.standing;
     req.idempotency = pending;
     // Whatever happens to the response (sent, failed, connection lost), waiters move on.
     reply.raw.once('close', pending.release);
   };
 
-  /** Keeps a successful (2xx) answer under its key; a refused command changed nothing. */
+  /** Keeps a successful (2xx) answer under its key; a refused request releases the key's first use. */
   const keep = async (pending: Pending, reply: FastifyReply, payload: unknown): Promise<void> => {
     try {
       const status = reply.statusCode;
@@ -219,6 +251,14 @@ export const installIdempotency = (
           // again under the same command id (derived from the key), which appends nothing new.
           if (!(error instanceof UnavailableError)) throw error;
           logger.warn(`Idempotency-Key response not kept: ${error.message}`);
+        }
+      } else if (pending.created) {
+        // Refused: it changed nothing, so its key is free for a corrected request.
+        try {
+          await store.unclaim(pending.scope, pending.created);
+        } catch (error) {
+          if (!(error instanceof UnavailableError)) throw error;
+          logger.warn(`Idempotency-Key of a refused request not released: ${error.message}`);
         }
       }
     } finally {

@@ -13,9 +13,20 @@ export type StoredResponse = {
   readonly at: number;
 };
 
+/** A key's first use: the body it came with, and when (its command id's day and its 24 h). */
+export type KeyClaim = { readonly bodyHash: string; readonly at: number };
+
 export interface IdempotencyStore {
   get(scope: string): Promise<StoredResponse | null>;
   put(scope: string, response: StoredResponse): Promise<void>;
+  /**
+   * Records `claim` as the key's first use unless one is kept (for 24 h from its `at`), and
+   * returns the one that stands and whether it is this one. It outlives a lost answer: a
+   * retry finds the first use.
+   */
+  claim(scope: string, claim: KeyClaim): Promise<{ standing: KeyClaim; created: boolean }>;
+  /** Forgets `claim` if it is still the key's first use (its request was refused). */
+  unclaim(scope: string, claim: KeyClaim): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,6 +41,10 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   >;
   private readonly insert: Database.Statement<[string, string, number, string, number]>;
   private readonly purge: Database.Statement<[number]>;
+  private readonly insertClaim: Database.Statement<[string, string, number, number]>;
+  private readonly selectClaim: Database.Statement<[string], { body_hash: string; at: number }>;
+  private readonly deleteClaim: Database.Statement<[string, string, number]>;
+  private readonly purgeClaims: Database.Statement<[number]>;
 
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -51,6 +66,37 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     );
     this.purge = this.db.prepare('DELETE FROM idempotency WHERE at <= ?');
     this.purge.run(Date.now() - IDEMPOTENCY_TTL_MS);
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS idempotency_claims (scope TEXT PRIMARY KEY, body_hash TEXT NOT NULL, at INTEGER NOT NULL)',
+    );
+    // A claim is replaced only once it has expired (the first use stands for 24 h).
+    this.insertClaim = this.db.prepare(
+      'INSERT INTO idempotency_claims (scope, body_hash, at) VALUES (?, ?, ?) ON CONFLICT(scope) DO UPDATE SET body_hash = excluded.body_hash, at = excluded.at WHERE idempotency_claims.at <= ?',
+    );
+    this.selectClaim = this.db.prepare(
+      'SELECT body_hash, at FROM idempotency_claims WHERE scope = ?',
+    );
+    this.deleteClaim = this.db.prepare(
+      'DELETE FROM idempotency_claims WHERE scope = ? AND body_hash = ? AND at = ?',
+    );
+    this.purgeClaims = this.db.prepare('DELETE FROM idempotency_claims WHERE at <= ?');
+    this.purgeClaims.run(Date.now() - IDEMPOTENCY_TTL_MS);
+  }
+
+  async claim(scope: string, claim: KeyClaim): Promise<{ standing: KeyClaim; created: boolean }> {
+    const { changes } = this.insertClaim.run(
+      scope,
+      claim.bodyHash,
+      claim.at,
+      claim.at - IDEMPOTENCY_TTL_MS,
+    );
+    if (changes > 0) return { standing: claim, created: true };
+    const row = this.selectClaim.get(scope);
+    return { standing: row ? { bodyHash: row.body_hash, at: row.at } : claim, created: !row };
+  }
+
+  async unclaim(scope: string, claim: KeyClaim): Promise<void> {
+    this.deleteClaim.run(scope, claim.bodyHash, claim.at);
   }
 
   async get(scope: string): Promise<StoredResponse | null> {
@@ -102,6 +148,43 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     await this.redis
       .set(`${this.prefix}:idem:${scope}`, JSON.stringify(response), 'PX', IDEMPOTENCY_TTL_MS, 'NX')
       .catch(this.unavailable);
+  }
+
+  async claim(scope: string, claim: KeyClaim): Promise<{ standing: KeyClaim; created: boolean }> {
+    await this.link.connected();
+    const key = this.claimKey(scope);
+    // NX with PX: the first use stands until it expires, 24 h after it was made.
+    const set = await this.redis
+      .set(key, JSON.stringify(claim), 'PX', IDEMPOTENCY_TTL_MS, 'NX')
+      .catch(this.unavailable);
+    if (set === 'OK') return { standing: claim, created: true };
+    const raw = await this.redis.get(key).catch(this.unavailable);
+    // Expired between the two calls: this use is the first now.
+    if (!raw) return this.claim(scope, claim);
+    const standing = JSON.parse(raw) as KeyClaim;
+    if (standing.at > claim.at - IDEMPOTENCY_TTL_MS) return { standing, created: false };
+    // Over 24 h old by the caller's clock (as the SQLite store judges it): this use is the first.
+    await this.redis
+      .set(key, JSON.stringify(claim), 'PX', IDEMPOTENCY_TTL_MS)
+      .catch(this.unavailable);
+    return { standing: claim, created: true };
+  }
+
+  async unclaim(scope: string, claim: KeyClaim): Promise<void> {
+    await this.link.connected();
+    // Compare and delete in one step: a claim made since by another request stays.
+    await this.redis
+      .eval(
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+        1,
+        this.claimKey(scope),
+        JSON.stringify(claim),
+      )
+      .catch(this.unavailable);
+  }
+
+  private claimKey(scope: string): string {
+    return `${this.prefix}:idem-claim:${scope}`;
   }
 
   async close(): Promise<void> {
