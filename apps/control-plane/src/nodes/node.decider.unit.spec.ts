@@ -49,6 +49,11 @@ const wentOffline = (reason: 'heartbeat_timeout' | 'kubelet_not_ready', at: stri
     at,
   },
 });
+/** n1 back online as `ready`, offline since T2. */
+const cameOnline = (at: string): NodeEvent => ({
+  type: 'NodeCameOnline',
+  data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', offlineSince: T2, to: 'ready', at },
+});
 /** Session s1 of u1 placed on card GPU-1. */
 const allocatedAt = (at: string): NodeEvent => ({
   type: 'NodeCapacityAllocated',
@@ -272,19 +277,7 @@ describe('node', () => {
             T3,
           ),
         )
-        .then([
-          {
-            type: 'NodeCameOnline',
-            data: {
-              nodeId: 'n1',
-              clusterId: 'c1',
-              hostname: 'gpu-a-01',
-              offlineSince: T2,
-              to: 'ready',
-              at: T3,
-            },
-          },
-        ]);
+        .then([cameOnline(T3)]);
       // NotReady as the newest report said: an older Ready report does not bring it back.
       spec
         .given([registered(report({ observedAt: T1, kubeletReady: false }))])
@@ -296,19 +289,7 @@ describe('node', () => {
       spec
         .given([registered(), offline])
         .when(reportNode(report({ observedAt: T2 }), T2))
-        .then([
-          {
-            type: 'NodeCameOnline',
-            data: {
-              nodeId: 'n1',
-              clusterId: 'c1',
-              hostname: 'gpu-a-01',
-              offlineSince: T2,
-              to: 'ready',
-              at: T2,
-            },
-          },
-        ]);
+        .then([cameOnline(T2)]);
     });
 
     it('stays offline while the kubelet is still NotReady', () => {
