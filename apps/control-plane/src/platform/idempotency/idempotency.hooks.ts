@@ -140,7 +140,7 @@ export const installIdempotency = (
   const inFlight = new Map<string, Promise<void>>();
 
   /** A request with a key: replayed, refused, or run under the key's command id. */
-  const claim = async (
+  const takeKey = async (
     request: FastifyRequest,
     reply: FastifyReply,
     key: string | string[],
@@ -271,7 +271,7 @@ export const installIdempotency = (
     const key = request.headers['idempotency-key'];
     if (key === undefined || !MUTATING.has(request.method)) return done();
     // A replayed answer is sent here: the route must not run.
-    claim(request, reply, key).then(() => {
+    takeKey(request, reply, key).then(() => {
       if (!reply.sent) done();
     }, done);
   });
