@@ -150,14 +150,44 @@ export class CommandPipeline {
   /**
    * Commands on one stream run one at a time in this process, so replicas of a hot stream
    * never race each other here; revision conflicts remain for writers in other processes.
+   *
+   * The common admin command changes nothing (a cordon of a cordoned node): when nothing is in
+   * flight on the stream here and its cached state decides no events, the command does not
+   * queue; it is a no-op once the store confirms the cached revision is still the head (what
+   * `run` would find), and takes its turn otherwise. Commands that append, are refused, or
+   * find the stream busy or not cached take their turn at once, in the order they came.
    */
-  async handle<C extends Message, E extends Message, S>(
+  handle<C extends Message, E extends Message, S>(
     aggregate: Aggregate<C, E, S>,
     streamId: string,
     command: C,
     context: CommandContext,
   ): Promise<CommandResult<E, S>> {
+    if (!this.turns.busy(streamId)) {
+      const started = performance.now();
+      const cached = this.cache.get<S>(`${aggregate.name}\u0000${streamId}`);
+      if (cached !== undefined && decidesNothing(aggregate.decider, command, cached.state)) {
+        return this.confirmNoop(aggregate, streamId, command, context, cached, started);
+      }
+    }
     return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));
+  }
+
+  private async confirmNoop<C extends Message, E extends Message, S>(
+    aggregate: Aggregate<C, E, S>,
+    streamId: string,
+    command: C,
+    context: CommandContext,
+    cached: { readonly state: S; readonly revision: number },
+    started: number,
+  ): Promise<CommandResult<E, S>> {
+    const head = await this.store.streamRevision(streamId);
+    if (head !== cached.revision) {
+      // Another writer appended since: decided afresh on what it wrote.
+      return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));
+    }
+    this.report(aggregate, command, started, 'noop', 0);
+    return { events: [], state: cached.state, revision: head, appended: false, position: 0 };
   }
 
   private async run<C extends Message, E extends Message, S>(
@@ -256,3 +286,16 @@ export class CommandPipeline {
     });
   }
 }
+
+/** Whether `command` changes nothing in `state`; a refusal is left to the full path to report. */
+const decidesNothing = <C extends Message, S>(
+  decider: Pick<Decider<C, Message, S>, 'decide'>,
+  command: C,
+  state: S,
+): boolean => {
+  try {
+    return decider.decide(command, state).length === 0;
+  } catch {
+    return false;
+  }
+};

@@ -102,6 +102,80 @@ describe('the command pipeline', () => {
     expect(r.state.total).toBe(111);
   });
 
+  describe('a command that changes nothing', () => {
+    const noop = { type: 'Add', data: { amount: 0 } } as const;
+
+    it('is answered from the cached state, reported once as a no-op, appending nothing', async () => {
+      await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 3 } }, ctx());
+      const outcomes: string[] = [];
+      pipeline.onOutcome((o) => outcomes.push(`${o.command}:${o.result}`));
+      const read = jest.spyOn(store, 'readStream');
+      const r = await pipeline.handle(aggregate, 'counter-a', noop, ctx());
+      expect(r).toEqual({
+        events: [],
+        state: { total: 3, closed: false },
+        revision: 0,
+        appended: false,
+        position: 0,
+      });
+      expect(read).not.toHaveBeenCalled();
+      expect(outcomes).toEqual(['Add:noop']);
+      expect(await store.headPosition()).toBe(1);
+    });
+
+    it('is decided afresh when another writer appended since the cache was filled', async () => {
+      await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+      // Cached here: open. Another process closes the counter; here the no-op would be refused.
+      await new CommandPipeline(store).handle(
+        aggregate,
+        'counter-a',
+        { type: 'Close', data: {} },
+        ctx(),
+      );
+      await expect(pipeline.handle(aggregate, 'counter-a', noop, ctx())).rejects.toMatchObject({
+        code: 'invalid_transition',
+      });
+    });
+
+    it('waits for a command in flight on its stream and is decided on its outcome', async () => {
+      await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+      const outcomes: string[] = [];
+      pipeline.onOutcome((o) => outcomes.push(`${o.command}:${o.result}`));
+      const close = pipeline.handle(aggregate, 'counter-a', { type: 'Close', data: {} }, ctx());
+      const after = pipeline.handle(aggregate, 'counter-a', noop, ctx());
+      await expect(close).resolves.toMatchObject({ appended: true });
+      await expect(after).rejects.toMatchObject({ code: 'invalid_transition' });
+      expect(outcomes).toEqual(['Close:ok', 'Add:refused']);
+    });
+
+    it('keeps the order of the commands that follow it on the stream', async () => {
+      await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+      const order: string[] = [];
+      pipeline.onOutcome((o) => order.push(`${o.command}:${o.result}`));
+      await Promise.allSettled([
+        pipeline.handle(aggregate, 'counter-a', noop, ctx()),
+        pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 2 } }, ctx()),
+        pipeline.handle(aggregate, 'counter-a', { type: 'Close', data: {} }, ctx()),
+        pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 5 } }, ctx()),
+      ]);
+      expect(order).toEqual(['Add:noop', 'Add:ok', 'Close:ok', 'Add:refused']);
+      expect((await new CommandPipeline(store).load(aggregate, 'counter-a')).state).toEqual({
+        total: 3,
+        closed: true,
+      });
+    });
+
+    it('is refused as before when its cached state refuses it', async () => {
+      await pipeline.handle(aggregate, 'counter-a', { type: 'Close', data: {} }, ctx());
+      const outcomes: string[] = [];
+      pipeline.onOutcome((o) => outcomes.push(`${o.command}:${o.result}`));
+      await expect(pipeline.handle(aggregate, 'counter-a', noop, ctx())).rejects.toMatchObject({
+        code: 'invalid_transition',
+      });
+      expect(outcomes).toEqual(['Add:refused']);
+    });
+  });
+
   it('runs racing commands on one stream one after another', async () => {
     const results = await Promise.all(
       Array.from({ length: 50 }, () =>
