@@ -10,6 +10,10 @@ type Line = {
   route?: string;
   correlationId?: string;
   err?: { code?: string; message?: string };
+  command?: string;
+  aggregate?: string;
+  result?: string;
+  events?: number;
 };
 
 /** The child's output as log lines; a line that is not one JSON object fails the test. */
@@ -86,5 +90,50 @@ describe('logs while Redis is out of reach (the compiled app, LOG_LEVEL=info)', 
     ]);
     expect(turnedAway[1].correlationId).toBe('outage-cordon-1');
     expect(lines.filter((l) => l.msg === 'request failed')).toEqual([]);
+    // Commands are logged at debug only.
+    expect(lines.filter((l) => l.context === 'command')).toEqual([]);
+  }, 60_000);
+});
+
+describe('the command log (the compiled app, LOG_LEVEL=debug)', () => {
+  let app: ChildApp;
+  beforeAll(async () => {
+    await ensureBuilt();
+    app = await startChildApp({ LOG_LEVEL: 'debug' }, { redis: false });
+  }, 60_000);
+  afterAll(async () => {
+    await app?.kill('SIGKILL');
+  });
+
+  it('writes each command with its type, aggregate and result: a change, then a no-op', async () => {
+    const admin = await app.auth('root', ['admin']);
+    const operator = await app.auth('op', ['operator'], ['cl']);
+    const send = (path: string, headers: Record<string, string>, body: unknown) =>
+      fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const reported = await send(
+      '/v1/inventory/reports',
+      operator,
+      report('cl', [cpuNode('cpu-01')]),
+    );
+    const { nodes } = (await reported.json()) as { nodes: Array<{ nodeId: string }> };
+    const cordon = `/v1/nodes/${nodes[0].nodeId}/cordon`;
+    expect((await send(cordon, admin, { reason: 'maintenance' })).status).toBe(200);
+    expect((await send(cordon, admin, { reason: 'maintenance' })).status).toBe(200);
+    await eventually(async () =>
+      linesOf(app.output()).some(
+        (l) => l.context === 'command' && l.command === 'CordonNode' && l.result === 'noop',
+      ),
+    );
+    const cordons = linesOf(app.output())
+      .filter((l) => l.context === 'command' && l.command === 'CordonNode')
+      .map((l) => [l.level, l.msg, l.aggregate, l.result, l.events]);
+    expect(cordons).toEqual([
+      ['debug', 'command handled', 'node', 'ok', 1],
+      ['debug', 'command handled', 'node', 'noop', 0],
+    ]);
   }, 60_000);
 });

@@ -40,6 +40,8 @@ export class ObservabilityModule implements OnModuleInit {
     // The pipeline has a single observer: this one feeds both the debug log and the metrics.
     this.pipeline.onOutcome((outcome) => {
       this.metrics.observeCommand(outcome);
+      // Every command passes here: its log line is built only when debug is on.
+      if (!log.isLevelEnabled('debug')) return;
       log.debug(
         {
           command: outcome.command,
