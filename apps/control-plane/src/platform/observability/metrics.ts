@@ -35,12 +35,14 @@ export class Metrics {
     LATENCY_BUCKETS,
     this.registry,
   );
-  private readonly commands = new Counter({
-    name: 'fleet_commands_total',
-    help: 'Commands handled by the pipeline, by command type, aggregate and result',
-    labelNames: ['command', 'aggregate', 'result'] as const,
-    registers: [this.registry],
-  });
+  /**
+   * Commands handled, tallied here by label set and handed to `fleet_commands_total` when
+   * scraped (every command passes here; prom-client's Counter sorts and hashes labels per call).
+   */
+  private readonly commands = new Map<
+    string,
+    { labels: { command: string; aggregate: string; result: string }; count: number }
+  >();
   /** Takes the no-ops of a whole `decideNoops` pass in one call (see CountedHistogram). */
   private readonly commandDuration = new CountedHistogram(
     'fleet_command_duration_seconds',
@@ -63,6 +65,17 @@ export class Metrics {
   ) {
     collectDefaultMetrics({ register: this.registry });
     const answered = this.httpDuration;
+    const commands = this.commands;
+    new Counter({
+      name: 'fleet_commands_total',
+      help: 'Commands handled by the pipeline, by command type, aggregate and result',
+      labelNames: ['command', 'aggregate', 'result'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { labels, count } of commands.values()) this.inc(labels, count);
+      },
+    });
     new Counter({
       name: 'fleet_http_requests_total',
       help: 'HTTP requests answered, by method, route template and status',
@@ -123,10 +136,11 @@ export class Metrics {
 
   observeCommand(outcome: Outcome): void {
     const count = outcome.count ?? 1;
-    this.commands.inc(
-      { command: outcome.command, aggregate: outcome.aggregate, result: outcome.result },
-      count,
-    );
+    const { command, aggregate, result } = outcome;
+    const key = `${command}\u0000${aggregate}\u0000${result}`;
+    const tally = this.commands.get(key);
+    if (tally !== undefined) tally.count += count;
+    else this.commands.set(key, { labels: { command, aggregate, result }, count });
     this.commandDuration.observe(
       { command: outcome.command, result: outcome.result },
       outcome.ms / 1000,
