@@ -24,6 +24,12 @@ describe('the platform over HTTP', () => {
     expect(res.body.error.code).toBe('unauthenticated');
   });
 
+  it('runs no Nest middleware: registering some fails loudly instead of being ignored', () => {
+    // The adapter skips @fastify/middie (no request pays for its hook), so middleware added
+    // later must not be silently dropped.
+    expect(() => t.app.use((_req: unknown, _res: unknown, next: () => void) => next())).toThrow();
+  });
+
   it('lets an auditor read the empty log', async () => {
     const res = await request(t.url)
       .get('/v1/events')

@@ -57,6 +57,9 @@ export const createApp = async (
     // Ids of our own, so a client cannot pick the correlation id of someone else's request.
     genReqId: () => randomUUID(),
     logger: false,
+    // No Nest middleware in this app: without @fastify/middie every request skips its hook.
+    // (Nest refuses `app.use` and MiddlewareConsumer then, rather than ignoring them.)
+    skipMiddie: true,
     // Room for the longest id the API accepts (stream ids up to 200 characters and a category).
     routerOptions: { maxParamLength: 256 },
     frameworkErrors,
