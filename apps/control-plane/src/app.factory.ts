@@ -9,7 +9,6 @@ import { ErrorFilter } from './platform/errors/error.filter';
 import { frameworkErrors } from './platform/errors/framework-errors';
 import { clientErrors, refuseExpectation } from './platform/errors/client-errors';
 import { createValidationPipe } from './platform/http/validation.pipe';
-import { limitBodyDepth } from './platform/http/body-depth';
 import { jsonBodyParser } from './platform/http/json-body';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
 import { installObservability } from './platform/observability/install';
@@ -82,7 +81,8 @@ export const createApp = async (
   // field as missing. Without a parser it is 415 unsupported_media_type, as any other type
   // (a form body included).
   fastify.removeContentTypeParser('text/plain');
-  // An empty body labelled JSON is no body; a refused one names what is wrong (json-body.ts).
+  // An empty body labelled JSON is no body; a refused one (malformed, poisoned, nested too
+  // deep) names what is wrong (json-body.ts).
   const json = jsonBodyParser(fastify.getDefaultJsonParser('error', 'error'));
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
@@ -106,7 +106,6 @@ export const createApp = async (
     );
   }
   app.useGlobalPipes(createValidationPipe());
-  limitBodyDepth(app);
   app.enableShutdownHooks();
   setupOpenApi(app);
   return { app, jwtSecret: secret.secret, generatedSecret: secret.generated };

@@ -1,4 +1,3 @@
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { validationFailed } from '../errors/error-envelope';
 
 /** Deeper than any DTO of the API (an inventory report is four levels), far from stack limits. */
@@ -23,16 +22,11 @@ const deeper = (value: unknown, depth: number, max: number): boolean => {
 export const nestedDeeperThan = (value: unknown, max: number): boolean => deeper(value, 0, max);
 
 /**
- * Refuses a body nested deeper than MAX_BODY_DEPTH before validation runs: class-transformer
- * recurses once per level and a body of a few thousand `[` overflows the stack (a 500).
+ * The refusal of a body nested deeper than `max`, or null. The JSON parser checks every body
+ * it parses (json-body.ts), before validation: class-transformer recurses once per level and
+ * a body of a few thousand `[` overflowed the stack (a 500).
  */
-export const limitBodyDepth = (app: NestFastifyApplication, max = MAX_BODY_DEPTH): void => {
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('preValidation', (request, _reply, done) => {
-      if (nestedDeeperThan(request.body, max)) {
-        done(validationFailed([{ field: 'body', problems: [`nests deeper than ${max} levels`] }]));
-      } else done();
-    });
-};
+export const depthRefusal = (value: unknown, max = MAX_BODY_DEPTH): Error | null =>
+  nestedDeeperThan(value, max)
+    ? validationFailed([{ field: 'body', problems: [`nests deeper than ${max} levels`] }])
+    : null;

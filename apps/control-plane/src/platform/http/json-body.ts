@@ -1,5 +1,6 @@
 import { DomainError } from '../../../../../libs/kernel/src';
 import { validationFailed } from '../errors/error-envelope';
+import { depthRefusal } from './body-depth';
 
 type Done = (error: Error | null, body?: unknown) => void;
 
@@ -56,13 +57,15 @@ export const bodyRefusal = (text: string): DomainError => {
  * The application/json parser: Fastify's (its limits and its refusal of prototype poisoning)
  * for the work, ours for the answers. An empty body is no body (clients that label every
  * request JSON, even bodyless commands). A refused body is 400 naming what is wrong: the
- * parse error, or the poisoning key as an unknown field (Fastify's says "not valid JSON" for
- * both, with no field).
+ * parse error, the poisoning key as an unknown field (Fastify's says "not valid JSON" for
+ * both, with no field), or a nesting deeper than any DTO (body-depth.ts).
  */
 export const jsonBodyParser =
   <Request>(parse: (request: Request, body: string, done: Done) => void) =>
   (request: Request, body: string | Buffer, done: Done): void => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text === '') return done(null, undefined);
-    parse(request, text, (error, value) => (error ? done(bodyRefusal(text)) : done(null, value)));
+    parse(request, text, (error, value) =>
+      error ? done(bodyRefusal(text)) : done(depthRefusal(value), value),
+    );
   };

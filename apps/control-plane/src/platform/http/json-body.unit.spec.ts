@@ -84,4 +84,14 @@ describe('jsonBodyParser', () => {
       fields: [{ field: '__proto__', problems: ['property __proto__ should not exist'] }],
     });
   });
+
+  it('refuses a body nested deeper than any DTO with a 400 naming the body', async () => {
+    const nest = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
+    expect(await run(nest(32), strict)).toEqual([null, JSON.parse(nest(32))]);
+    const [error] = await run(nest(33), strict);
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).details).toEqual({
+      fields: [{ field: 'body', problems: ['nests deeper than 32 levels'] }],
+    });
+  });
 });
