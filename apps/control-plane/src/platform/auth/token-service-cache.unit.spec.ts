@@ -39,4 +39,20 @@ describe('TokenService: remembered verifications', () => {
     await expect(theirs.verify(token)).resolves.toMatchObject({ sub: 'op' });
     await expect(ours.verify(token)).rejects.toBeInstanceOf(DomainError);
   });
+
+  it('knows a token only once verified, until it expires, with a caller of its own each time', async () => {
+    jest.useFakeTimers({ now: new Date('2026-12-02T10:00:00Z') });
+    const service = new TokenService(SECRET);
+    const token = await service.sign({ sub: 'op', roles: ['operator'], clusters: ['c1'] }, 60);
+    expect(service.known(token)).toBeUndefined();
+    await service.verify(token);
+    const first = service.known(token)!;
+    expect(first).toEqual({ sub: 'op', roles: ['operator'], clusters: ['c1'] });
+    first.roles.push('admin');
+    expect(service.known(token)?.roles).toEqual(['operator']);
+    expect(service.known(`${token}x`)).toBeUndefined();
+    jest.setSystemTime(new Date('2026-12-02T10:01:00Z'));
+    expect(service.known(token)).toBeUndefined();
+    await expect(service.verify(token)).rejects.toMatchObject({ message: 'token has expired' });
+  });
 });
