@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { CommandContext, DomainError, notFound } from '../../../../libs/kernel/src';
 import { NodeCommand } from './node.decider';
 import { nodeAggregate } from './node.aggregate';
-import { nodeStreamId } from './node.events';
+import { NodeEvent, NodeState, nodeStreamId } from './node.events';
 
 export const NODES_PROJECTION = 'projection:nodes';
 
@@ -16,17 +16,18 @@ export class NodeCommands {
   ) {}
 
   async execute(nodeId: string, command: NodeCommand, ctx: CommandContext): Promise<void> {
-    const stream = nodeStreamId(nodeId);
-    const result = await this.pipeline
-      .handle(nodeAggregate, stream, command, ctx)
-      .catch((error: unknown) => {
-        // The decider refuses a node that does not exist without knowing its id (commands
-        // carry none): name it here, as every other route's 404 does.
-        throw error instanceof DomainError && error.code === 'not_found'
-          ? notFound('node', nodeId)
-          : error;
-      });
+    let result: CommandResult<NodeEvent, NodeState>;
+    try {
+      result = await this.pipeline.handle(nodeAggregate, nodeStreamId(nodeId), command, ctx);
+    } catch (error) {
+      // The decider refuses a node that does not exist without knowing its id (commands
+      // carry none): name it here, as every other route's 404 does.
+      throw error instanceof DomainError && error.code === 'not_found'
+        ? notFound('node', nodeId)
+        : error;
+    }
     if (result.revision === null) throw notFound('node', nodeId);
-    await this.runner.settle(result.position, [NODES_PROJECTION]);
+    // Position 0: nothing was appended, nothing for the Nodes screen to catch up on.
+    if (result.position > 0) await this.runner.settle(result.position, [NODES_PROJECTION]);
   }
 }
