@@ -15,6 +15,26 @@ export const QUEUE_COUNT_WAIT_MS = 500;
 /** Seconds; commands and requests are mostly well under 100 ms, slow ones matter most. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** A counter whose values are read, when scraped, off tallies kept elsewhere on the hot path. */
+const countedAtScrape = <L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  tallies: () => Iterable<{ readonly labels: Readonly<Record<L, string>>; readonly count: number }>,
+): void => {
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { labels, count } of tallies()) this.inc(labels, count);
+    },
+  });
+};
+
 /**
  * The app's Prometheus metrics, in a registry of its own (never prom-client's global one, so
  * two apps in one process, as in tests, do not collide). Background state (subscription lag,
@@ -64,28 +84,22 @@ export class Metrics {
     @Inject(JobQueues) queues: JobQueues,
   ) {
     collectDefaultMetrics({ register: this.registry });
-    const answered = this.httpDuration;
     const commands = this.commands;
-    new Counter({
-      name: 'fleet_commands_total',
-      help: 'Commands handled by the pipeline, by command type, aggregate and result',
-      labelNames: ['command', 'aggregate', 'result'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const { labels, count } of commands.values()) this.inc(labels, count);
-      },
-    });
-    new Counter({
-      name: 'fleet_http_requests_total',
-      help: 'HTTP requests answered, by method, route template and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const { labels, count } of answered.counts()) this.inc(labels, count);
-      },
-    });
+    countedAtScrape(
+      this.registry,
+      'fleet_commands_total',
+      'Commands handled by the pipeline, by command type, aggregate and result',
+      ['command', 'aggregate', 'result'],
+      () => commands.values(),
+    );
+    const answered = this.httpDuration;
+    countedAtScrape(
+      this.registry,
+      'fleet_http_requests_total',
+      'HTTP requests answered, by method, route template and status',
+      ['method', 'route', 'status'],
+      () => answered.counts(),
+    );
     new Gauge({
       name: 'fleet_subscription_lag_events',
       help: 'Events in the log a projection or reactor has not handled yet',
