@@ -1,4 +1,4 @@
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess, execFileSync, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -28,13 +28,17 @@ const kib = (status: string, field: string): number => {
   return m ? Number(m[1]) * 1024 : 0;
 };
 
-/** Forks bench/server.js: 'bare' Fastify, or the real app with `env` on a temp DATA_DIR. */
+/**
+ * Forks bench/server.js: 'bare' Fastify, or the real app with `env` on a temp DATA_DIR.
+ * `build`: another compiled tree's bench directory to take server.js from (bench/ab.ts).
+ */
 export const startServer = async (
   kind: 'bare' | 'app' | 'bare-express' | 'nest-fastify' | 'nest-express' | 'lean-fastify',
   env: Record<string, string> = {},
+  build: string = __dirname,
 ): Promise<BenchServer> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-bench-'));
-  const child: ChildProcess = fork(path.join(__dirname, 'server.js'), [], {
+  const child: ChildProcess = fork(path.join(build, 'server.js'), [], {
     execArgv: serverFlags(),
     env: {
       PATH: process.env.PATH,
@@ -182,4 +186,25 @@ export const failures = (runs: readonly LoadResult[]): string => {
 export const loadSeconds = (): { warmupSec: number; durationSec: number } => {
   const d = Number(process.env.BENCH_SECONDS ?? 8);
   return { warmupSec: Math.max(1, Math.round(d / 4)), durationSec: d };
+};
+
+/** Clock ticks per second of /proc/<pid>/stat times (100 on Linux unless configured otherwise). */
+export const clockTicks = (): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+};
+
+/** CPU milliseconds (user + system) a process has used so far, from /proc (0 where there is none). */
+export const cpuMs = (pid: number, ticks: number): number => {
+  try {
+    // Fields after the command name: state is 3rd, utime 14th, stime 15th of the whole line.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
+  } catch {
+    return 0;
+  }
 };

@@ -1,10 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { LogEvent, Session, api, bearer, eventsAfter, gpuNode, registerNodes } from './client';
 import { BenchSuite, Figure, median, percentile } from './lib';
 import type { LoadResult } from './load';
-import { REDIS_URL, failures, profiled, redisScratch, runLoad, startServer } from './procs';
+import {
+  REDIS_URL,
+  clockTicks,
+  cpuMs,
+  failures,
+  profiled,
+  redisScratch,
+  runLoad,
+  startServer,
+} from './procs';
 
 /** 1,000 GPU nodes of 8 cards: 4 clusters of 250, L40S in two clusters, HPC_GPU in the other two. */
 const CLUSTERS = 4;
@@ -26,27 +33,6 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
 /** Queue ticker: 2 nodes of 8 MIG_1g cards full, then this many sessions queued and woken one by one. */
 const QUEUE_NODES = 2;
 const QUEUED = 60;
-
-/** Clock ticks per second of /proc/<pid>/stat times (100 on Linux unless configured otherwise). */
-const clockTicks = (): number => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-};
-
-/** CPU milliseconds (user + system) a process has used so far, from /proc (0 where there is none). */
-const cpuMs = (pid: number, ticks: number): number => {
-  try {
-    // Fields after the command name: state is 3rd, utime 14th, stime 15th of the whole line.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
-  } catch {
-    return 0;
-  }
-};
 
 /** Every session of `status` (admin), paged. */
 const listSessions = async (url: string, admin: string, status: string): Promise<string[]> => {
