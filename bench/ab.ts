@@ -1,0 +1,144 @@
+/**
+ * A/B of builds on one hot route, for a change too small to see in `npm run bench` on a noisy
+ * box: each build's app (and bare Fastify, for scale) in a process of its own, loaded in turn
+ * for short rounds, the order reversed every other round. Each round gives every server its
+ * rate and its CPU per request (user + system from /proc, warm-up included in both the time
+ * and the count); what is reported is, per server, the median over rounds of its figure
+ * divided by the first build's in the same round, so drift on the box hits both sides alike.
+ *
+ *   npm run bench:ab -- NAME=BUILD [NAME=BUILD ...]
+ *     BUILD: a compiled bench directory (this tree's is dist/bench), e.g. a copy made before
+ *     a change: `cp -r dist /tmp/before` then `npm run bench:ab -- before=/tmp/before/bench
+ *     after=dist/bench`. The first build is the reference.
+ *   BENCH_AB_ROUTE=cordon|report  the no-op cordon (default) or a single-node no-change report
+ *   BENCH_AB_ROUNDS=10, BENCH_AB_SECONDS=3
+ */
+import path from 'node:path';
+import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
+import { reportBody } from './fleet';
+import { median, percentile } from './lib';
+import type { RequestSpec } from './load';
+import { BENCH_SECRET, BenchServer, clockTicks, cpuMs, runLoad, startServer } from './procs';
+
+type Contender = { name: string; server: BenchServer; request: RequestSpec };
+type Round = { rps: number; cpuUs: number };
+
+const CONNECTIONS = 100;
+
+const parseBuilds = (args: readonly string[]): Array<{ name: string; build: string }> => {
+  const builds = args.map((arg) => {
+    const at = arg.indexOf('=');
+    if (at <= 0) throw new Error(`expected NAME=BUILD, got ${arg}`);
+    return { name: arg.slice(0, at), build: path.resolve(arg.slice(at + 1)) };
+  });
+  if (builds.length === 0) throw new Error('usage: ab.js NAME=BUILD [NAME=BUILD ...]');
+  return builds;
+};
+
+/** One app from `build`, with a node registered and cordoned, and the route's request. */
+const startApp = async (
+  name: string,
+  build: string,
+  route: 'cordon' | 'report',
+  headers: Record<string, string>,
+): Promise<Contender> => {
+  const server = await startServer('app', { CORDON_SYNC_SEC: '3600' }, build);
+  const registered = await fetch(`${server.url}/v1/inventory/reports`, {
+    method: 'POST',
+    headers,
+    body: reportBody(0, 0, 1),
+  });
+  const { nodes } = (await registered.json()) as { nodes: Array<{ nodeId: string }> };
+  const cordonPath = `/v1/nodes/${nodes[0].nodeId}/cordon`;
+  const body = JSON.stringify({ reason: 'bench' });
+  const cordoned = await fetch(`${server.url}${cordonPath}`, { method: 'POST', headers, body });
+  if (cordoned.status !== 200) throw new Error(`${name}: cordon answered ${cordoned.status}`);
+  const request: RequestSpec =
+    route === 'cordon'
+      ? { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }
+      : {
+          kind: 'fixed',
+          method: 'POST',
+          path: '/v1/inventory/reports',
+          headers,
+          body: reportBody(0, 0, 1),
+        };
+  return { name, server, request };
+};
+
+const main = async (): Promise<void> => {
+  const builds = parseBuilds(process.argv.slice(2));
+  const route = (process.env.BENCH_AB_ROUTE ?? 'cordon') as 'cordon' | 'report';
+  if (route !== 'cordon' && route !== 'report') throw new Error(`unknown route ${route}`);
+  const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 10);
+  const seconds = Number(process.env.BENCH_AB_SECONDS ?? 3);
+  const ticks = clockTicks();
+  const admin = `Bearer ${await new TokenService(BENCH_SECRET).sign({ sub: 'bench-admin', roles: ['admin'] })}`;
+  const headers = { 'content-type': 'application/json', authorization: admin };
+
+  const contenders: Contender[] = [];
+  try {
+    for (const { name, build } of builds)
+      contenders.push(await startApp(name, build, route, headers));
+    contenders.push({
+      name: 'bare Fastify',
+      server: await startServer('bare'),
+      request: {
+        kind: 'fixed',
+        method: 'POST',
+        path: '/echo',
+        headers,
+        body: '{"reason":"bench"}',
+      },
+    });
+    const results = new Map<string, Round[]>(contenders.map((c) => [c.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? contenders : [...contenders].reverse();
+      for (const c of order) {
+        const before = cpuMs(c.server.pid, ticks);
+        const run = await runLoad({
+          url: c.server.url,
+          connections: CONNECTIONS,
+          warmupSec: 1,
+          durationSec: seconds,
+          request: c.request,
+        });
+        if (run.non2xx + run.errors + run.timeouts > 0) {
+          throw new Error(
+            `${c.name}: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts`,
+          );
+        }
+        // The CPU spans the warm-up too: count its requests at the measured rate.
+        const requests = run.rps * (run.seconds + 1);
+        results
+          .get(c.name)!
+          .push({ rps: run.rps, cpuUs: ((cpuMs(c.server.pid, ticks) - before) * 1000) / requests });
+      }
+    }
+    const reference = results.get(contenders[0].name)!;
+    process.stdout.write(
+      `route: ${route}; ${rounds} rounds of ${seconds} s at ${CONNECTIONS} connections; ratios to ${contenders[0].name}, same round (median, quartiles)\n`,
+    );
+    for (const c of contenders) {
+      const mine = results.get(c.name)!;
+      const summary = (f: (r: Round, i: number) => number): string => {
+        const xs = mine.map(f);
+        return `${median(xs).toFixed(3)} (${percentile(xs, 25).toFixed(3)}-${percentile(xs, 75).toFixed(3)})`;
+      };
+      process.stdout.write(
+        `  ${c.name.padEnd(14)} ${Math.round(median(mine.map((r) => r.rps)))} req/s, ${median(mine.map((r) => r.cpuUs)).toFixed(1)} µs CPU per request; ` +
+          `rate ${summary((r, i) => r.rps / reference[i].rps)}, CPU ${summary((r, i) => r.cpuUs / reference[i].cpuUs)}\n`,
+      );
+    }
+  } finally {
+    await Promise.all(contenders.map((c) => c.server.stop()));
+  }
+};
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);
