@@ -181,7 +181,14 @@ export class CommandPipeline {
     cached: { readonly state: S; readonly revision: number },
     started: number,
   ): Promise<CommandResult<E, S>> {
-    const head = await this.store.streamRevision(streamId);
+    let head: number | null;
+    try {
+      head = await this.store.streamRevision(streamId);
+    } catch (error) {
+      // The store out of reach: counted as `run` counts it.
+      this.report(aggregate, command, started, 'error', 0);
+      throw error;
+    }
     if (head !== cached.revision) {
       // Another writer appended since: decided afresh on what it wrote.
       return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));

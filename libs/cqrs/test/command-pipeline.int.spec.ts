@@ -165,6 +165,20 @@ describe('the command pipeline', () => {
       });
     });
 
+    it('fails as before, counted as an error, when the store cannot confirm the head', async () => {
+      await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
+      const outcomes: string[] = [];
+      pipeline.onOutcome((o) => outcomes.push(`${o.command}:${o.result}`));
+      const down = jest
+        .spyOn(store, 'streamRevision')
+        .mockRejectedValue(new Error('store out of reach'));
+      await expect(pipeline.handle(aggregate, 'counter-a', noop, ctx())).rejects.toThrow(
+        'store out of reach',
+      );
+      down.mockRestore();
+      expect(outcomes).toEqual(['Add:error']);
+    });
+
     it('is refused as before when its cached state refuses it', async () => {
       await pipeline.handle(aggregate, 'counter-a', { type: 'Close', data: {} }, ctx());
       const outcomes: string[] = [];
