@@ -80,8 +80,7 @@ export class CommandPipeline {
   ): Promise<{ state: S; revision: number | null }> {
     const head = await this.store.streamRevision(streamId);
     if (head === null) return { state: aggregate.decider.initialState(), revision: null };
-    // Keyed by aggregate too: two deciders may fold the same stream (e.g. a cluster's lifecycle and liveness).
-    const key = `${aggregate.name}\u0000${streamId}`;
+    const key = cacheKey(aggregate, streamId);
     const cached = this.cache.get<S>(key);
     if (cached && cached.revision === head) return cached;
     // Fold only what the cache has not seen yet (another replica may have appended).
@@ -119,7 +118,7 @@ export class CommandPipeline {
     const started = performance.now();
     const heads = await this.streamRevisions(streamIds);
     const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
-    const prefix = `${aggregate.name}\u0000`;
+    const prefix = cacheKey(aggregate, '');
     // No-ops by command type: one outcome per type for the whole pass.
     let noops: Map<string, number> | undefined;
     for (let i = 0; i < streamIds.length; i++) {
@@ -165,7 +164,7 @@ export class CommandPipeline {
   ): Promise<CommandResult<E, S>> {
     if (!this.turns.busy(streamId)) {
       const started = performance.now();
-      const cached = this.cache.get<S>(`${aggregate.name}\u0000${streamId}`);
+      const cached = this.cache.get<S>(cacheKey(aggregate, streamId));
       if (cached !== undefined && decidesNothing(aggregate.decider, command, cached.state)) {
         return this.confirmNoop(aggregate, streamId, command, context, cached, started);
       }
@@ -220,7 +219,7 @@ export class CommandPipeline {
             this.toStored(aggregate.codec, events, context),
             expected,
           );
-          const key = `${aggregate.name}\u0000${streamId}`;
+          const key = cacheKey(aggregate, streamId);
           if (!result.appended) {
             // An idempotent replay of a command already applied: report the stored state.
             this.cache.invalidate(key);
@@ -246,7 +245,7 @@ export class CommandPipeline {
           };
         } catch (error) {
           if (!(error instanceof ConcurrencyConflictError) || attempt >= maxAttempts) throw error;
-          this.cache.invalidate(`${aggregate.name}\u0000${streamId}`);
+          this.cache.invalidate(cacheKey(aggregate, streamId));
         }
       }
     } catch (error) {
@@ -306,3 +305,11 @@ const decidesNothing = <C extends Message, S>(
     return false;
   }
 };
+
+/**
+ * A stream's entry in the aggregate cache, keyed by aggregate too: two deciders may fold the
+ * same stream (e.g. a cluster's lifecycle and liveness). `cacheKey(aggregate, '')` is the
+ * prefix of an aggregate's entries.
+ */
+const cacheKey = (aggregate: { readonly name: string }, streamId: string): string =>
+  `${aggregate.name}\u0000${streamId}`;
