@@ -6,6 +6,7 @@ import {
   Message,
   Turns,
   eventIdFor,
+  isoOf,
 } from '../../kernel/src';
 import {
   ConcurrencyConflictError,
@@ -264,7 +265,7 @@ export class CommandPipeline {
       correlationId: context.correlationId,
       causationId: context.causationId,
       actor: context.actor,
-      occurredAt: context.now.toISOString(),
+      occurredAt: isoOf(context.now.getTime()),
       schemaVersion: SCHEMA_VERSION,
       commandId: context.commandId,
     };
