@@ -6,7 +6,6 @@ import {
   Message,
   Turns,
   eventIdFor,
-  isoOf,
 } from '../../kernel/src';
 import {
   ConcurrencyConflictError,
@@ -265,7 +264,7 @@ export class CommandPipeline {
       correlationId: context.correlationId,
       causationId: context.causationId,
       actor: context.actor,
-      occurredAt: isoOf(context.now.getTime()),
+      occurredAt: context.now.toISOString(),
       schemaVersion: SCHEMA_VERSION,
       commandId: context.commandId,
     };

@@ -6,4 +6,3 @@ export * from './codec';
 export * from './throttled-log';
 export * from './turns';
 export * from './within';
-export * from './iso-time';

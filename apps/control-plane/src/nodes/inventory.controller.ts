@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext, DomainError, isoOf, msOf } from '../../../../libs/kernel/src';
+import { CommandContext, DomainError } from '../../../../libs/kernel/src';
 import { Caller, mayReportFor } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
@@ -87,7 +87,7 @@ const semanticProblems = (
     }
     if (twice) out.push({ field: `${at}.gpus`, problems: ['a GPU uuid appears twice'] });
     if (taken) out.push(...taken);
-    if (n.observedAt && msOf(n.observedAt) > latest) {
+    if (n.observedAt && Date.parse(n.observedAt) > latest) {
       out.push({
         field: `${at}.observedAt`,
         problems: [
@@ -109,7 +109,7 @@ const normalise = (clusterId: string, n: NodeReportDto): NodeReport => ({
   gpus: (n.gpus ?? []).map((g) => ({ uuid: g.uuid, model: g.model, memoryGiB: g.memoryGiB })),
   kubeletReady: n.kubeletReady,
   unschedulable: n.unschedulable ?? null,
-  observedAt: n.observedAt ? isoOf(msOf(n.observedAt)) : null,
+  observedAt: n.observedAt ? new Date(n.observedAt).toISOString() : null,
 });
 
 @ApiTags('inventory')

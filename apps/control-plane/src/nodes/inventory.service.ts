@@ -5,8 +5,6 @@ import {
   DomainError,
   Turns,
   UnavailableError,
-  isoOf,
-  msOf,
   uuidFrom,
 } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
@@ -40,7 +38,8 @@ const mayClaimCards = (
 /** Up to this many new cards, their holders are looked up by uuid; past it, the cluster is read. */
 const MAX_CARDS_BY_UUID = 256;
 
-const toIso = (ms: number | null): string | null => (ms === null ? null : isoOf(ms));
+const toIso = (ms: number | null): string | null =>
+  ms === null ? null : new Date(ms).toISOString();
 
 /**
  * ReportInventory: each node of a report is upserted by (cluster, hostname). Changes append
@@ -67,7 +66,7 @@ export class InventoryService {
     reports: readonly NodeReport[],
     ctx: CommandContext,
   ): Promise<ReportedNode[]> {
-    const receivedAt = isoOf(ctx.now.getTime());
+    const receivedAt = ctx.now.toISOString();
     const refs = reports.map((r) => nodeRefOf(clusterId, r.hostname));
     const nodeIds = refs.map((ref) => ref.nodeId);
     const beats = await this.heartbeats.get(nodeIds);
@@ -88,7 +87,7 @@ export class InventoryService {
       // Every report is a sighting at its receive time, an out-of-order one too (it changes
       // nothing, but the controller reached us now); the newest observedAt stays the newest.
       const before = beats[i]?.observedAt ?? null;
-      const reported = report.observedAt ? msOf(report.observedAt) : null;
+      const reported = report.observedAt ? Date.parse(report.observedAt) : null;
       const observedAt =
         reported === null ? before : before === null ? reported : Math.max(reported, before);
       fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt });

@@ -3,7 +3,6 @@ import {
   DomainError,
   assertNever,
   invalidTransition,
-  msOf,
   notFound,
 } from '../../../../libs/kernel/src';
 import { GpuModel } from '../config/config';
@@ -84,7 +83,7 @@ const onlineStatus = (node: NodeFacts): 'ready' | 'busy' | 'cordoned' =>
   node.cordon.desired ? 'cordoned' : Object.keys(node.allocations).length > 0 ? 'busy' : 'ready';
 
 const later = (a: string | null, b: string | null): string | null =>
-  a === null ? b : b === null ? a : msOf(a) >= msOf(b) ? a : b;
+  a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b;
 
 /** A report older (by the operator's observedAt) than the newest one applied changes nothing. */
 export const isOutOfOrder = (
@@ -95,7 +94,7 @@ export const isOutOfOrder = (
   if (report.observedAt === null) return false;
   const applied = state.status === 'online' || state.status === 'offline' ? state.observedAt : null;
   const newest = later(applied, newestObservedAt);
-  return newest !== null && msOf(report.observedAt) < msOf(newest);
+  return newest !== null && Date.parse(report.observedAt) < Date.parse(newest);
 };
 
 const sameRecord = (
@@ -155,7 +154,11 @@ const decideReport = (
     ];
   }
   const newest = later(state.observedAt, data.newestObservedAt);
-  if (report.observedAt !== null && newest !== null && msOf(report.observedAt) < msOf(newest)) {
+  if (
+    report.observedAt !== null &&
+    newest !== null &&
+    Date.parse(report.observedAt) < Date.parse(newest)
+  ) {
     // An older report than one already applied: out of order, its content changes nothing.
     // But it arrived: a node offline only for silence, Ready as the newest report said, is
     // back (staleness goes by receive time; an operator whose clock stepped back still reports).

@@ -11,7 +11,7 @@ import {
   Query,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext, isoOf } from '../../../../libs/kernel/src';
+import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';
@@ -63,7 +63,7 @@ export class NodesController {
   ) {
     await this.commands.execute(
       checkNodeId(nodeId),
-      { type: 'CordonNode', data: { reason: body.reason ?? null, at: isoOf(ctx.now.getTime()) } },
+      { type: 'CordonNode', data: { reason: body.reason ?? null, at: ctx.now.toISOString() } },
       ctx,
     );
     return this.queries.get(nodeId);
@@ -77,7 +77,7 @@ export class NodesController {
   async uncordon(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext) {
     await this.commands.execute(
       checkNodeId(nodeId),
-      { type: 'UncordonNode', data: { at: isoOf(ctx.now.getTime()) } },
+      { type: 'UncordonNode', data: { at: ctx.now.toISOString() } },
       ctx,
     );
     return this.queries.get(nodeId);
@@ -90,7 +90,7 @@ export class NodesController {
   async remove(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext): Promise<void> {
     await this.commands.execute(
       checkNodeId(nodeId),
-      { type: 'DeleteNode', data: { at: isoOf(ctx.now.getTime()) } },
+      { type: 'DeleteNode', data: { at: ctx.now.toISOString() } },
       ctx,
     );
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UnavailableError, isoOf, msOf, notFound } from '../../../../libs/kernel/src';
+import { UnavailableError, notFound } from '../../../../libs/kernel/src';
 import {
   Doc,
   Filter,
@@ -78,7 +78,7 @@ export class NodesQueries {
       throw error;
     });
     return docs.map((d, i) => {
-      const lastSeen = Math.max(beats[i]?.seenAt ?? 0, msOf(d.changedAt));
+      const lastSeen = Math.max(beats[i]?.seenAt ?? 0, Date.parse(d.changedAt));
       return {
         nodeId: d.nodeId,
         clusterId: d.clusterId,
@@ -91,7 +91,7 @@ export class NodesQueries {
         gpuCount: d.gpuCount,
         runningSessions: d.runningSessions,
         capacity: d.capacity,
-        lastSeenAt: isoOf(lastSeen),
+        lastSeenAt: new Date(lastSeen).toISOString(),
         heartbeatAgeSec: Math.max(0, Math.floor((now - lastSeen) / 1000)),
         cordon: { desired: d.cordon.desired, observed: d.cordon.observed },
         drain: d.drain,
