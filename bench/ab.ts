@@ -9,7 +9,9 @@
  *   npm run bench:ab -- NAME=BUILD [NAME=BUILD ...]
  *     BUILD: a compiled bench directory (this tree's is dist/bench), e.g. a copy made before
  *     a change: `cp -r dist /tmp/before` then `npm run bench:ab -- before=/tmp/before/bench
- *     after=dist/bench`. The first build is the reference.
+ *     after=dist/bench`. The first build is the reference. Identical builds read up to ~5 %
+ *     apart: pass a second copy of the reference (`before2=/tmp/before2/bench`) as a control.
+ *     A copy outside this tree takes its packages from this tree's node_modules (NODE_PATH).
  *   BENCH_AB_ROUTE=cordon|report  the no-op cordon (default) or a single-node no-change report
  *   BENCH_AB_ROUNDS=10, BENCH_AB_SECONDS=3
  */

@@ -42,6 +42,8 @@ export const startServer = async (
     execArgv: serverFlags(),
     env: {
       PATH: process.env.PATH,
+      // A build copied out of this tree (bench/ab.ts) still finds this tree's packages.
+      NODE_PATH: path.resolve(__dirname, '../../node_modules'),
       NODE_ENV: 'production',
       BENCH_SERVER: kind,
       HOST: '127.0.0.1',
