@@ -30,6 +30,10 @@ const medians = (runs: LoadResult[]): Medians => ({
  * GET /health/live (the app's global hooks and Nest, no token), GET /v1/nodes/{id} (the token
  * checked, the id validated, the node read and shown; no command), and the same cordon on an
  * app that serves it through Nest's request path instead of the lean one (lean-route.ts).
+ *
+ * The apps run at LOG_LEVEL=silent, as every suite's servers do (procs.ts), except one more:
+ * the same cordon at the default level (info), which writes one JSON request line per request
+ * (to /dev/null here: the cheapest sink a deployment could give it).
  */
 const run = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
@@ -43,6 +47,7 @@ const run = async (): Promise<Figure[]> => {
   // during the run, so the no-op check below counts only what the measured cordons append.
   const app = await startServer('app', { CORDON_SYNC_SEC: '3600' });
   const nest = await startServer('app', { CORDON_SYNC_SEC: '3600', BENCH_NEST_ONLY: '1' });
+  const logged = await startServer('app', { CORDON_SYNC_SEC: '3600', LOG_LEVEL: 'info' });
   let lean: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     const tokens = new TokenService(BENCH_SECRET);
@@ -64,13 +69,16 @@ const run = async (): Promise<Figure[]> => {
       body: JSON.stringify({ reason: 'bench' }),
     });
     if (first.status !== 200) throw new Error(`cordon answered ${first.status}`);
-    // The same node (its id derives from cluster and hostname), cordoned, on the Nest-path app.
-    for (const [path, body] of [
-      ['/v1/inventory/reports', reportBody(0, 0, 1)],
-      [cordonPath, JSON.stringify({ reason: 'bench' })],
-    ]) {
-      const res = await fetch(`${nest.url}${path}`, { method: 'POST', headers, body });
-      if (res.status !== 200) throw new Error(`${path} answered ${res.status} on the Nest path`);
+    // The same node (its id derives from cluster and hostname), cordoned, on the Nest-path app
+    // and on the app that logs.
+    for (const other of [nest, logged]) {
+      for (const [path, body] of [
+        ['/v1/inventory/reports', reportBody(0, 0, 1)],
+        [cordonPath, JSON.stringify({ reason: 'bench' })],
+      ]) {
+        const res = await fetch(`${other.url}${path}`, { method: 'POST', headers, body });
+        if (res.status !== 200) throw new Error(`${path} answered ${res.status} on ${other.url}`);
+      }
     }
     // The cordon's work without the app, answering the Node the app answered (bench/lean.ts).
     lean = await startServer('lean-fastify', { BENCH_NODE_VIEW: await first.text() });
@@ -89,6 +97,7 @@ const run = async (): Promise<Figure[]> => {
     const readRuns: LoadResult[] = [];
     const leanRuns: LoadResult[] = [];
     const nestRuns: LoadResult[] = [];
+    const loggedRuns: LoadResult[] = [];
     const floorRuns: Record<keyof typeof floor, LoadResult[]> = {
       'bare-express': [],
       'nest-fastify': [],
@@ -113,6 +122,10 @@ const run = async (): Promise<Figure[]> => {
         await load(nest.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
       );
       await quiet(nest);
+      loggedRuns.push(
+        await load(logged.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+      );
+      await quiet(logged);
       liveRuns.push(
         await load(app.url, { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} }),
       );
@@ -138,6 +151,7 @@ const run = async (): Promise<Figure[]> => {
     const read = medians(readRuns);
     const floorCordon = medians(leanRuns);
     const nestCordon = medians(nestRuns);
+    const loggedCordon = medians(loggedRuns);
     const f = {
       bareExpress: medians(floorRuns['bare-express']),
       nestFastify: medians(floorRuns['nest-fastify']),
@@ -200,6 +214,13 @@ const run = async (): Promise<Figure[]> => {
         target: `informational: the same cordon through Nest's request path, not the lean one (p99 ${nestCordon.p99Ms} ms)${failures(nestRuns)}`,
       },
       {
+        name: 'http.app_cordon_noop_logged',
+        value: loggedCordon.rps,
+        unit: 'req/s',
+        ceiling: { name: 'the same cordon at LOG_LEVEL=silent, same run', value: a.rps },
+        target: `informational: the default LOG_LEVEL=info, a request line each (p99 ${loggedCordon.p99Ms} ms)${failures(loggedRuns)}`,
+      },
+      {
         name: 'http.app_cordon_noop',
         value: a.rps,
         unit: 'req/s',
@@ -221,6 +242,7 @@ const run = async (): Promise<Figure[]> => {
       bare.stop(),
       app.stop(),
       nest.stop(),
+      logged.stop(),
       ...(lean ? [lean.stop()] : []),
       ...Object.values(floor).map((s) => s.stop()),
     ]);

@@ -22,7 +22,7 @@ export const installObservability = (app: NestFastifyApplication): void => {
   const logger = app.get(PinoLoggerService);
   app.useLogger(logger);
   const metrics = app.get(Metrics);
-  const requests = logger.pino.child({ context: 'http' });
+  const requests = logger.requests;
   const fastify = app.getHttpAdapter().getInstance();
 
   const routes: RegisteredRoute[] = [];

@@ -18,17 +18,37 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
-export const createPino = (level: Config['logLevel'], destination?: DestinationStream): Logger =>
+export const createPino = (
+  level: Config['logLevel'],
+  destination?: DestinationStream,
+  options: { redact?: boolean } = {},
+): Logger =>
   pino(
     {
       level,
       base: { service: 'control-plane' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      ...(options.redact === false
+        ? {}
+        : { redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }),
     },
     destination,
   );
+
+/**
+ * The app's loggers on one destination (stdout unless given): `app` for everything, with
+ * redaction, and `requests` for the one line per answered request. That line's fields are
+ * fixed scalars (method, route template, status, ms, correlation id, subject), so it skips
+ * the redaction pass, which is about half of a line's cost (4 µs of 7.5, measured 12-05).
+ */
+export const createLoggers = (
+  level: Config['logLevel'],
+  destination: DestinationStream = pino.destination({ dest: 1, sync: true }),
+): { app: Logger; requests: Logger } => ({
+  app: createPino(level, destination),
+  requests: createPino(level, destination, { redact: false }).child({ context: 'http' }),
+});
 
 // Nest's start-up chatter (one line per module and route) is noise at info level.
 const QUIET_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
@@ -42,7 +62,15 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
  * anywhere in the app comes out as one JSON line with those fields and `context: 'x'`.
  */
 export class PinoLoggerService implements LoggerService {
-  constructor(readonly pino: Logger) {}
+  /** The request log's logger: `context: 'http'`, fixed scalar fields only (createLoggers). */
+  readonly requests: Logger;
+
+  constructor(
+    readonly pino: Logger,
+    requests?: Logger,
+  ) {
+    this.requests = requests ?? pino.child({ context: 'http' });
+  }
 
   log(message: unknown, ...params: unknown[]): void {
     this.write('info', message, params);

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../../../../libs/kernel/src';
 import { ErrorFilter } from '../errors/error.filter';
-import { createPino, PinoLoggerService } from './logger';
+import { createLoggers, createPino, PinoLoggerService } from './logger';
 
 /** A pino destination that keeps each JSON line. */
 const capture = (): { lines: Array<Record<string, unknown>>; stream: Writable } => {
@@ -92,6 +92,40 @@ describe('the pino logger behind Nest', () => {
     await flush();
     expect(JSON.stringify(lines)).not.toContain('secret.jwt.value');
     expect(lines[0]).toMatchObject({ headers: { authorization: '[redacted]', host: 'x' } });
+  });
+
+  it('writes the request line and the app lines to one destination, the app lines redacted', async () => {
+    const { lines, stream } = capture();
+    const { app, requests } = createLoggers('info', stream);
+    const service = new PinoLoggerService(app, requests);
+    service.requests.info(
+      { method: 'POST', route: '/v1/nodes/:nodeId/cordon', status: 200 },
+      'request',
+    );
+    service.pino.info({ headers: { authorization: 'Bearer secret.jwt.value' } }, 'oops');
+    await flush();
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        service: 'control-plane',
+        context: 'http',
+        method: 'POST',
+        route: '/v1/nodes/:nodeId/cordon',
+        status: 200,
+        msg: 'request',
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      }),
+      expect.objectContaining({ headers: { authorization: '[redacted]' }, msg: 'oops' }),
+    ]);
+  });
+
+  it('honours the level on the request line too', async () => {
+    const { lines, stream } = capture();
+    const { requests } = createLoggers('warn', stream);
+    requests.info({ status: 200 }, 'request');
+    requests.warn({ status: 503 }, 'request refused: a store is unavailable');
+    await flush();
+    expect(lines.map((l) => l.status)).toEqual([503]);
   });
 });
 

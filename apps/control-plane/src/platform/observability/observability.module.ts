@@ -4,7 +4,7 @@ import { Config } from '../../config/config';
 import { CONFIG } from '../runtime/tokens';
 import { DEFAULT_READY_MAX_LAG, Health, READY_MAX_LAG } from './health';
 import { JobQueues } from './job-queues';
-import { createPino, PinoLoggerService } from './logger';
+import { createLoggers, PinoLoggerService } from './logger';
 import { Metrics } from './metrics';
 import { ObservabilityController } from './observability.controller';
 
@@ -19,7 +19,10 @@ import { ObservabilityController } from './observability.controller';
     {
       provide: PinoLoggerService,
       inject: [CONFIG],
-      useFactory: (config: Config) => new PinoLoggerService(createPino(config.logLevel)),
+      useFactory: (config: Config) => {
+        const { app, requests } = createLoggers(config.logLevel);
+        return new PinoLoggerService(app, requests);
+      },
     },
     { provide: READY_MAX_LAG, useValue: DEFAULT_READY_MAX_LAG },
     JobQueues,
