@@ -504,6 +504,12 @@ describe('requests the HTTP parser refuses', () => {
       'GET /v1/nodes HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\x01b\r\n\r\n',
     ],
     ['an HTTP version that is not 1.x', 'GET /v1/nodes HTTP/9.9\r\nHost: x\r\n\r\n'],
+    ['an HTTP/2.0 request line in HTTP/1 framing', 'GET /health/live HTTP/2.0\r\nHost: x\r\n\r\n'],
+    ['a request line without a version (HTTP/0.9)', 'GET /health/live\r\nHost: x\r\n\r\n'],
+    [
+      'a command in HTTP/2.0 framing',
+      post('Content-Length: 22\r\n').replace('HTTP/1.1', 'HTTP/2.0'),
+    ],
   ])('answers %s with 400 validation_failed in the envelope, nothing appended', async (_, text) => {
     const before = await readLog(t);
     const res = await raw(text);

@@ -7,7 +7,11 @@ import { Config } from './config/config';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './platform/errors/error.filter';
 import { frameworkErrors } from './platform/errors/framework-errors';
-import { clientErrors, refuseExpectation } from './platform/errors/client-errors';
+import {
+  clientErrors,
+  refuseExpectation,
+  unsupportedVersion,
+} from './platform/errors/client-errors';
 import { createValidationPipe } from './platform/http/validation.pipe';
 import { jsonBodyParser } from './platform/http/json-body';
 import { resolveJwtSecret } from './platform/auth/jwt-secret';
@@ -92,6 +96,12 @@ export const createApp = async (
       typeof given === 'string' && SAFE_ID.test(given) ? given : String(request.id);
     (request as unknown as { correlationId: string }).correlationId = correlationId;
     void reply.header(CORRELATION_HEADER, correlationId);
+    const refused = unsupportedVersion(request.raw);
+    if (refused) {
+      // Answered here, before any route runs; the connection is not reused.
+      void reply.code(refused[0]).header('connection', 'close').send(refused[1]);
+      return;
+    }
     done();
   });
   installIdempotency(app, app.get<IdempotencyStore>(IDEMPOTENCY_STORE), app.get(TokenService));

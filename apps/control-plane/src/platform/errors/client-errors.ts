@@ -54,6 +54,16 @@ export const clientErrors = (error: Error & { code?: string }, socket: Socket): 
   socket.destroy(error);
 };
 
+/**
+ * Node's parser also takes HTTP/0.9 (a request line without a version) and HTTP/2.0 request
+ * lines in HTTP/1 framing, which the API does not speak: refused as any other version is
+ * (HPE_INVALID_VERSION above). Undefined for HTTP/1.0 and 1.1.
+ */
+export const unsupportedVersion = (
+  request: IncomingMessage,
+): [number, ErrorEnvelope] | undefined =>
+  request.httpVersionMajor === 1 ? undefined : answer({ code: 'HPE_INVALID_VERSION' });
+
 /** `Expect:` other than `100-continue`: 417, in the envelope (Node's own 417 has no body). */
 export const refuseExpectation = (request: IncomingMessage, response: ServerResponse): void => {
   const text = JSON.stringify(
