@@ -12,8 +12,11 @@
  *     after=dist/bench`. The first build is the reference. Identical builds read up to ~5 %
  *     apart: pass a second copy of the reference (`before2=/tmp/before2/bench`) as a control.
  *     A copy outside this tree takes its packages from this tree's node_modules (NODE_PATH).
+ *     A build may carry settings for its server: `NAME=BUILD,KEY=VALUE[,KEY=VALUE...]` (e.g.
+ *     `tuned=dist/bench,HEAP_GROWTH_PERCENT=0`), to A/B a setting on one build.
  *   BENCH_AB_ROUTE=cordon|report  the no-op cordon (default) or a single-node no-change report
  *   BENCH_AB_ROUNDS=10, BENCH_AB_SECONDS=3
+ *   BENCH_AB_VERBOSE=1  also print each round's rate and CPU per request, per server
  */
 import path from 'node:path';
 import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
@@ -27,11 +30,20 @@ type Round = { rps: number; cpuUs: number };
 
 const CONNECTIONS = 100;
 
-const parseBuilds = (args: readonly string[]): Array<{ name: string; build: string }> => {
+type Build = { name: string; build: string; env: Record<string, string> };
+
+const parseBuilds = (args: readonly string[]): Build[] => {
   const builds = args.map((arg) => {
     const at = arg.indexOf('=');
-    if (at <= 0) throw new Error(`expected NAME=BUILD, got ${arg}`);
-    return { name: arg.slice(0, at), build: path.resolve(arg.slice(at + 1)) };
+    if (at <= 0) throw new Error(`expected NAME=BUILD[,KEY=VALUE...], got ${arg}`);
+    const [build, ...settings] = arg.slice(at + 1).split(',');
+    const env: Record<string, string> = {};
+    for (const setting of settings) {
+      const eq = setting.indexOf('=');
+      if (eq <= 0) throw new Error(`expected KEY=VALUE after ${build}, got ${setting}`);
+      env[setting.slice(0, eq)] = setting.slice(eq + 1);
+    }
+    return { name: arg.slice(0, at), build: path.resolve(build), env };
   });
   if (builds.length === 0) throw new Error('usage: ab.js NAME=BUILD [NAME=BUILD ...]');
   return builds;
@@ -39,12 +51,11 @@ const parseBuilds = (args: readonly string[]): Array<{ name: string; build: stri
 
 /** One app from `build`, with a node registered and cordoned, and the route's request. */
 const startApp = async (
-  name: string,
-  build: string,
+  { name, build, env }: Build,
   route: 'cordon' | 'report',
   headers: Record<string, string>,
 ): Promise<Contender> => {
-  const server = await startServer('app', { CORDON_SYNC_SEC: '3600' }, build);
+  const server = await startServer('app', { CORDON_SYNC_SEC: '3600', ...env }, build);
   const registered = await fetch(`${server.url}/v1/inventory/reports`, {
     method: 'POST',
     headers,
@@ -80,8 +91,7 @@ const main = async (): Promise<void> => {
 
   const contenders: Contender[] = [];
   try {
-    for (const { name, build } of builds)
-      contenders.push(await startApp(name, build, route, headers));
+    for (const build of builds) contenders.push(await startApp(build, route, headers));
     contenders.push({
       name: 'bare Fastify',
       server: await startServer('bare'),
@@ -112,9 +122,13 @@ const main = async (): Promise<void> => {
         }
         // The CPU spans the warm-up too: count its requests at the measured rate.
         const requests = run.rps * (run.seconds + 1);
-        results
-          .get(c.name)!
-          .push({ rps: run.rps, cpuUs: ((cpuMs(c.server.pid, ticks) - before) * 1000) / requests });
+        const cpuUs = ((cpuMs(c.server.pid, ticks) - before) * 1000) / requests;
+        results.get(c.name)!.push({ rps: run.rps, cpuUs });
+        if (process.env.BENCH_AB_VERBOSE) {
+          process.stdout.write(
+            `round ${round + 1} ${c.name}: ${Math.round(run.rps)} req/s, ${cpuUs.toFixed(1)} µs CPU per request, p99 ${run.p99Ms} ms\n`,
+          );
+        }
       }
     }
     const reference = results.get(contenders[0].name)!;
