@@ -8,7 +8,8 @@
  * (GET, the cordon without its command), single-node and 100-node no-change reports, and a
  * one-card placement (`POST /v1/sessions`, one at a time, so each of its three commands
  * commits alone; with the work it sets off in projections); and the cordon's ladder: its work
- * step by step as plain routes on the app's instance, without Nest (addCordonLadder).
+ * step by step as plain routes on the app's instance, without Nest (addCordonLadder); and the
+ * cordon's own work (context, command, Node view) called directly, no HTTP, hot in a loop.
  *
  *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
  */
@@ -329,6 +330,45 @@ const main = async (): Promise<void> => {
         (gcMs * 1000) /
         (n * rounds)
       ).toFixed(0)} µs/request`,
+    );
+  }
+  // The cordon's own work called directly, no HTTP and no framework: what the app's code costs
+  // by itself, hot in a loop, beside what the same work costs inside a request above.
+  const nodeId = first.nodes[0].nodeId;
+  const commands = app.get(NodeCommands);
+  const queries = app.get(NodesQueries);
+  const caller = { sub: 'bench-admin', roles: ['admin' as const], clusters: [] };
+  const contextOf = () =>
+    commandContextOf({ id: 'bench', correlationId: 'bench', caller } as unknown as PlatformRequest);
+  const direct: Array<[string, () => Promise<unknown>]> = [
+    ['cordon, no HTTP: context', async () => contextOf()],
+    [
+      'cordon, no HTTP: + command',
+      async () => {
+        const ctx = contextOf();
+        await commands.execute(
+          nodeId,
+          { type: 'CordonNode', data: { reason: 'bench', at: ctx.now.toISOString() } },
+          ctx,
+        );
+      },
+    ],
+    ['cordon, no HTTP: Node view, JSON', async () => JSON.stringify(await queries.get(nodeId))],
+  ];
+  for (const [name, call] of direct) {
+    if (!name.includes(only)) continue;
+    const calls = requests * 10;
+    const run = async (): Promise<number> => {
+      const start = process.cpuUsage();
+      for (let i = 0; i < calls; i++) await call();
+      const used = process.cpuUsage(start);
+      return (used.user + used.system) / calls;
+    };
+    await run(); // warm-up
+    const samples: number[] = [];
+    for (let r = 0; r < rounds; r++) samples.push(await run());
+    console.log(
+      `${name.padEnd(32)} min ${Math.min(...samples).toFixed(1)} µs  median ${median(samples).toFixed(1)} µs CPU/call`,
     );
   }
   await app.close();
