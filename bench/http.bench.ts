@@ -1,17 +1,26 @@
 import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
 import { BenchSuite, Figure, median } from './lib';
 import type { LoadResult, RequestSpec } from './load';
-import { BENCH_SECRET, failures, loadSeconds, quiet, runLoad, startServer } from './procs';
+import {
+  BENCH_SECRET,
+  failures,
+  loadSeconds,
+  quiet,
+  runLoad,
+  startServer,
+  withServerCpu,
+} from './procs';
 import { reportBody } from './fleet';
 
 const CONNECTIONS = 100;
 const ROUNDS = 3;
 
-type Medians = { rps: number; p99Ms: number; runs: LoadResult[] };
+type Medians = { rps: number; p99Ms: number; cpuUs: number; runs: LoadResult[] };
 
 const medians = (runs: LoadResult[]): Medians => ({
   rps: median(runs.map((r) => r.rps)),
   p99Ms: median(runs.map((r) => r.p99Ms)),
+  cpuUs: Math.round(median(runs.map((r) => r.serverCpuUs ?? 0)) * 10) / 10,
   runs,
 });
 
@@ -106,19 +115,18 @@ const run = async (): Promise<Figure[]> => {
       'nest-express': [],
     };
     for (let round = 0; round < ROUNDS; round++) {
-      const b = await load(bare.url, echo);
+      const b = await withServerCpu(bare, warmupSec, () => load(bare.url, echo));
       bareRuns.push(b);
-      const a = await load(app.url, {
-        kind: 'fixed',
-        method: 'POST',
-        path: cordonPath,
-        headers,
-        body,
-      });
+      const a = await withServerCpu(app, warmupSec, () =>
+        load(app.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+      );
       appRuns.push(a);
       await quiet(app);
+      const leanServer = lean;
       leanRuns.push(
-        await load(lean.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+        await withServerCpu(leanServer, warmupSec, () =>
+          load(leanServer.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+        ),
       );
       nestRuns.push(
         await load(nest.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
@@ -229,6 +237,13 @@ const run = async (): Promise<Figure[]> => {
         ceiling: { name: 'bare Fastify 5 POST JSON route, same run', value: b.rps },
         target: `>= 60 % of ceiling${failures(appRuns)}${failures(bareRuns)}`,
         met: a.rps / b.rps >= 0.6 && failures(appRuns) === '',
+      },
+      {
+        name: 'http.app_cordon_noop_cpu',
+        value: a.cpuUs,
+        unit: 'µs CPU per request (server process)',
+        ceiling: { name: "bare Fastify's echo, same run", value: b.cpuUs },
+        target: `informational: user + system from /proc, warm-up included; the lean floor ${floorCordon.cpuUs} µs. Bare's over the app's (${(b.cpuUs / a.cpuUs).toFixed(2)}) is the rate ratio the server's CPU alone would give`,
       },
       {
         name: 'http.app_cordon_noop_p99',

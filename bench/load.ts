@@ -56,6 +56,11 @@ export type LoadResult = {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /**
+   * The server process's CPU per request over the run (user + system from /proc, warm-up
+   * included in both the time and the count), when measured (procs.ts `withServerCpu`).
+   */
+  serverCpuUs?: number;
 };
 
 type Req = { method: string; path: string; headers: Record<string, string>; body?: string };

@@ -11,6 +11,7 @@ import {
   quiet,
   runLoad,
   startServer,
+  withServerCpu,
 } from './procs';
 
 const CLUSTERS = 100;
@@ -89,10 +90,12 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       runs.appBatch.push(await profiled(app, () => runLoad(plan(app.url, BATCH))));
       await quiet(app);
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
-      runs.bareSingle.push(await runLoad(plan(bare.url, 1)));
-      runs.appSingle.push(await profiled(app, () => runLoad(plan(app.url, 1))));
+      runs.bareSingle.push(await withServerCpu(bare, warmupSec, () => runLoad(plan(bare.url, 1))));
+      runs.appSingle.push(
+        await withServerCpu(app, warmupSec, () => profiled(app, () => runLoad(plan(app.url, 1)))),
+      );
       await quiet(app);
-      runs.leanSingle.push(await runLoad(plan(lean.url, 1)));
+      runs.leanSingle.push(await withServerCpu(lean, warmupSec, () => runLoad(plan(lean.url, 1))));
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
     }
     const appended = (await app.call<number>('head')) - headBefore;
@@ -106,6 +109,8 @@ const inventoryFigures = async (): Promise<Figure[]> => {
     const single = rps(runs.appSingle);
     const bareSingle = rps(runs.bareSingle);
     const mib = (b: number) => Math.round(b / 2 ** 20);
+    const cpu = (rs: LoadResult[]) =>
+      Math.round(median(rs.map((r) => r.serverCpuUs ?? 0)) * 10) / 10;
     return [
       {
         name: 'nodes.register_100k_via_service',
@@ -135,6 +140,16 @@ const inventoryFigures = async (): Promise<Figure[]> => {
         ceiling: { name: 'bare Fastify parsing the same 1-node bodies', value: bareSingle },
         target: `>= 50 % of ceiling${failures(runs.appSingle)}`,
         met: single / bareSingle >= 0.5 && failures(runs.appSingle) === '',
+      },
+      {
+        name: 'nodes.report_single_node_cpu',
+        value: cpu(runs.appSingle),
+        unit: 'µs CPU per request (server process)',
+        ceiling: {
+          name: 'bare Fastify parsing the same 1-node bodies',
+          value: cpu(runs.bareSingle),
+        },
+        target: `informational: user + system from /proc, warm-up included; the lean floor ${cpu(runs.leanSingle)} µs. Bare's over the app's (${(cpu(runs.bareSingle) / cpu(runs.appSingle)).toFixed(2)}) is the rate ratio the server's CPU alone would give`,
       },
       {
         name: 'nodes.report_single_node_p99',

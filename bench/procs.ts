@@ -167,6 +167,25 @@ export const profiled = async <T>(server: BenchServer, run: () => Promise<T>): P
   }
 };
 
+/**
+ * One load run against `server` with the server's CPU per request: user + system of its
+ * process from /proc across the run, the warm-up included in both the time and the count
+ * (its requests counted at the measured rate), as `bench:ab` does. Steadier than the rate on
+ * a shared box: a slow phase of the host raises both servers' figures alike.
+ */
+export const withServerCpu = async (
+  server: BenchServer,
+  warmupSec: number,
+  run: () => Promise<LoadResult>,
+): Promise<LoadResult> => {
+  const ticks = clockTicks();
+  const before = cpuMs(server.pid, ticks);
+  const result = await run();
+  const requests = result.rps * (result.seconds + warmupSec);
+  const used = cpuMs(server.pid, ticks) - before;
+  return { ...result, serverCpuUs: requests > 0 ? (used * 1000) / requests : 0 };
+};
+
 export const quiet = async (server: BenchServer): Promise<void> => {
   const until = Date.now() + 60_000;
   while (Date.now() < until) {
@@ -191,12 +210,15 @@ export const loadSeconds = (): { warmupSec: number; durationSec: number } => {
 };
 
 /** Clock ticks per second of /proc/<pid>/stat times (100 on Linux unless configured otherwise). */
+let ticks: number | undefined;
 export const clockTicks = (): number => {
+  if (ticks !== undefined) return ticks;
   try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {
-    return 100;
+    ticks = 100;
   }
+  return ticks;
 };
 
 /** CPU milliseconds (user + system) a process has used so far, from /proc (0 where there is none). */
