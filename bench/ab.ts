@@ -23,12 +23,13 @@ import { TokenService } from '../apps/control-plane/src/platform/auth/token-serv
 import { reportBody } from './fleet';
 import { median, percentile } from './lib';
 import type { RequestSpec } from './load';
-import { BENCH_SECRET, BenchServer, clockTicks, cpuMs, runLoad, startServer } from './procs';
+import { BENCH_SECRET, BenchServer, runLoad, startServer, withServerCpu } from './procs';
 
 type Contender = { name: string; server: BenchServer; request: RequestSpec };
 type Round = { rps: number; cpuUs: number };
 
 const CONNECTIONS = 100;
+const WARMUP_SEC = 1;
 
 type Build = { name: string; build: string; env: Record<string, string> };
 
@@ -85,7 +86,6 @@ const main = async (): Promise<void> => {
   if (route !== 'cordon' && route !== 'report') throw new Error(`unknown route ${route}`);
   const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 10);
   const seconds = Number(process.env.BENCH_AB_SECONDS ?? 3);
-  const ticks = clockTicks();
   const admin = `Bearer ${await new TokenService(BENCH_SECRET).sign({ sub: 'bench-admin', roles: ['admin'] })}`;
   const headers = { 'content-type': 'application/json', authorization: admin };
 
@@ -107,22 +107,22 @@ const main = async (): Promise<void> => {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? contenders : [...contenders].reverse();
       for (const c of order) {
-        const before = cpuMs(c.server.pid, ticks);
-        const run = await runLoad({
-          url: c.server.url,
-          connections: CONNECTIONS,
-          warmupSec: 1,
-          durationSec: seconds,
-          request: c.request,
-        });
+        // The CPU spans the warm-up too, its requests counted at the measured rate.
+        const run = await withServerCpu(c.server, WARMUP_SEC, () =>
+          runLoad({
+            url: c.server.url,
+            connections: CONNECTIONS,
+            warmupSec: WARMUP_SEC,
+            durationSec: seconds,
+            request: c.request,
+          }),
+        );
         if (run.non2xx + run.errors + run.timeouts > 0) {
           throw new Error(
             `${c.name}: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts`,
           );
         }
-        // The CPU spans the warm-up too: count its requests at the measured rate.
-        const requests = run.rps * (run.seconds + 1);
-        const cpuUs = ((cpuMs(c.server.pid, ticks) - before) * 1000) / requests;
+        const cpuUs = run.serverCpuUs ?? 0;
         results.get(c.name)!.push({ rps: run.rps, cpuUs });
         if (process.env.BENCH_AB_VERBOSE) {
           process.stdout.write(
