@@ -5,6 +5,7 @@ import {
   BENCH_SECRET,
   failures,
   loadSeconds,
+  medianCpuUs,
   quiet,
   runLoad,
   startServer,
@@ -20,7 +21,7 @@ type Medians = { rps: number; p99Ms: number; cpuUs: number; runs: LoadResult[] }
 const medians = (runs: LoadResult[]): Medians => ({
   rps: median(runs.map((r) => r.rps)),
   p99Ms: median(runs.map((r) => r.p99Ms)),
-  cpuUs: Math.round(median(runs.map((r) => r.serverCpuUs ?? 0)) * 10) / 10,
+  cpuUs: medianCpuUs(runs),
   runs,
 });
 
@@ -93,6 +94,7 @@ const run = async (): Promise<Figure[]> => {
     }
     // The cordon's work without the app, answering the Node the app answered (bench/lean.ts).
     lean = await startServer('lean-fastify', { BENCH_NODE_VIEW: await first.text() });
+    const leanServer = lean;
     const headBefore = await app.call<number>('head');
 
     const { warmupSec, durationSec } = loadSeconds();
@@ -122,7 +124,6 @@ const run = async (): Promise<Figure[]> => {
       );
       appRuns.push(a);
       await quiet(app);
-      const leanServer = lean;
       leanRuns.push(
         await withServerCpu(leanServer, warmupSec, () =>
           load(leanServer.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),

@@ -7,6 +7,7 @@ import {
   BENCH_SECRET,
   failures,
   loadSeconds,
+  medianCpuUs,
   profiled,
   quiet,
   runLoad,
@@ -109,8 +110,6 @@ const inventoryFigures = async (): Promise<Figure[]> => {
     const single = rps(runs.appSingle);
     const bareSingle = rps(runs.bareSingle);
     const mib = (b: number) => Math.round(b / 2 ** 20);
-    const cpu = (rs: LoadResult[]) =>
-      Math.round(median(rs.map((r) => r.serverCpuUs ?? 0)) * 10) / 10;
     return [
       {
         name: 'nodes.register_100k_via_service',
@@ -143,13 +142,13 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       },
       {
         name: 'nodes.report_single_node_cpu',
-        value: cpu(runs.appSingle),
+        value: medianCpuUs(runs.appSingle),
         unit: 'µs CPU per request (server process)',
         ceiling: {
           name: 'bare Fastify parsing the same 1-node bodies',
-          value: cpu(runs.bareSingle),
+          value: medianCpuUs(runs.bareSingle),
         },
-        target: `informational: user + system from /proc, warm-up included; the lean floor ${cpu(runs.leanSingle)} µs. Bare's over the app's (${(cpu(runs.bareSingle) / cpu(runs.appSingle)).toFixed(2)}) is the rate ratio the server's CPU alone would give`,
+        target: `informational: user + system from /proc, warm-up included; the lean floor ${medianCpuUs(runs.leanSingle)} µs. Bare's over the app's (${(medianCpuUs(runs.bareSingle) / medianCpuUs(runs.appSingle)).toFixed(2)}) is the rate ratio the server's CPU alone would give`,
       },
       {
         name: 'nodes.report_single_node_p99',

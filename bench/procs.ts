@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
+import { median } from './lib';
 import type { LoadPlan, LoadResult } from './load';
 import type { ServerReply } from './server';
 
@@ -185,6 +186,10 @@ export const withServerCpu = async (
   const used = cpuMs(server.pid, ticks) - before;
   return { ...result, serverCpuUs: requests > 0 ? (used * 1000) / requests : 0 };
 };
+
+/** The median over `runs` of the server's CPU per request (`withServerCpu`), to 0.1 µs. */
+export const medianCpuUs = (runs: readonly LoadResult[]): number =>
+  Math.round(median(runs.map((r) => r.serverCpuUs ?? 0)) * 10) / 10;
 
 export const quiet = async (server: BenchServer): Promise<void> => {
   const until = Date.now() + 60_000;
