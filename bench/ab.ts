@@ -14,7 +14,10 @@
  *     A copy outside this tree takes its packages from this tree's node_modules (NODE_PATH).
  *     A build may carry settings for its server: `NAME=BUILD,KEY=VALUE[,KEY=VALUE...]` (e.g.
  *     `tuned=dist/bench,HEAP_GROWTH_PERCENT=0`), to A/B a setting on one build.
- *   BENCH_AB_ROUTE=cordon|report  the no-op cordon (default) or a single-node no-change report
+ *   BENCH_AB_ROUTE=cordon|report|ladder  the no-op cordon (default), a single-node no-change
+ *     report, or the cordon beside its work in steps (bench/ladder.ts) as routes of the same
+ *     app process, named `NAME step`: each step's cost over HTTP is its figure less the step
+ *     before's, and the cordon's less `cordon`'s is the lean path's own work
  *   BENCH_AB_ROUNDS=10, BENCH_AB_SECONDS=3
  *   BENCH_AB_VERBOSE=1  also print each round's rate and CPU per request, per server
  */
@@ -23,6 +26,7 @@ import { TokenService } from '../apps/control-plane/src/platform/auth/token-serv
 import { reportBody } from './fleet';
 import { median, percentile } from './lib';
 import type { RequestSpec } from './load';
+import { LADDER_STEPS, ladderPath } from './ladder';
 import { BENCH_SECRET, BenchServer, runLoad, startServer, withServerCpu } from './procs';
 
 type Contender = { name: string; server: BenchServer; request: RequestSpec };
@@ -50,40 +54,59 @@ const parseBuilds = (args: readonly string[]): Build[] => {
   return builds;
 };
 
-/** One app from `build`, with a node registered and cordoned, and the route's request. */
+type Route = 'cordon' | 'report' | 'ladder';
+
+/** One app from `build`, with a node registered and cordoned, and the route's requests. */
 const startApp = async (
   { name, build, env }: Build,
-  route: 'cordon' | 'report',
+  route: Route,
   headers: Record<string, string>,
-): Promise<Contender> => {
-  const server = await startServer('app', { CORDON_SYNC_SEC: '3600', ...env }, build);
+): Promise<Contender[]> => {
+  const server = await startServer(
+    'app',
+    { CORDON_SYNC_SEC: '3600', ...(route === 'ladder' ? { BENCH_LADDER: '1' } : {}), ...env },
+    build,
+  );
   const registered = await fetch(`${server.url}/v1/inventory/reports`, {
     method: 'POST',
     headers,
     body: reportBody(0, 0, 1),
   });
   const { nodes } = (await registered.json()) as { nodes: Array<{ nodeId: string }> };
-  const cordonPath = `/v1/nodes/${nodes[0].nodeId}/cordon`;
+  const nodeId = nodes[0].nodeId;
+  const cordonPath = `/v1/nodes/${nodeId}/cordon`;
   const body = JSON.stringify({ reason: 'bench' });
   const cordoned = await fetch(`${server.url}${cordonPath}`, { method: 'POST', headers, body });
   if (cordoned.status !== 200) throw new Error(`${name}: cordon answered ${cordoned.status}`);
-  const request: RequestSpec =
-    route === 'cordon'
-      ? { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }
-      : {
-          kind: 'fixed',
-          method: 'POST',
-          path: '/v1/inventory/reports',
-          headers,
-          body: reportBody(0, 0, 1),
-        };
-  return { name, server, request };
+  const post = (path: string, sent: string): RequestSpec => ({
+    kind: 'fixed',
+    method: 'POST',
+    path,
+    headers,
+    body: sent,
+  });
+  if (route === 'report') {
+    return [{ name, server, request: post('/v1/inventory/reports', reportBody(0, 0, 1)) }];
+  }
+  const cordon = { name, server, request: post(cordonPath, body) };
+  if (route === 'cordon') return [cordon];
+  // The real cordon first (the reference), then its work in steps in the same process.
+  return [
+    cordon,
+    ...LADDER_STEPS.map((step) => ({
+      name: `${name} ${step}`,
+      server,
+      request: post(ladderPath(step, nodeId), body),
+    })),
+  ];
 };
 
 const main = async (): Promise<void> => {
   const builds = parseBuilds(process.argv.slice(2));
-  const route = (process.env.BENCH_AB_ROUTE ?? 'cordon') as 'cordon' | 'report';
-  if (route !== 'cordon' && route !== 'report') throw new Error(`unknown route ${route}`);
+  const route = (process.env.BENCH_AB_ROUTE ?? 'cordon') as Route;
+  if (route !== 'cordon' && route !== 'report' && route !== 'ladder') {
+    throw new Error(`unknown route ${route}`);
+  }
   const rounds = Number(process.env.BENCH_AB_ROUNDS ?? 10);
   const seconds = Number(process.env.BENCH_AB_SECONDS ?? 3);
   const admin = `Bearer ${await new TokenService(BENCH_SECRET).sign({ sub: 'bench-admin', roles: ['admin'] })}`;
@@ -91,7 +114,7 @@ const main = async (): Promise<void> => {
 
   const contenders: Contender[] = [];
   try {
-    for (const build of builds) contenders.push(await startApp(build, route, headers));
+    for (const build of builds) contenders.push(...(await startApp(build, route, headers)));
     contenders.push({
       name: 'bare Fastify',
       server: await startServer('bare'),
@@ -147,7 +170,7 @@ const main = async (): Promise<void> => {
       );
     }
   } finally {
-    await Promise.all(contenders.map((c) => c.server.stop()));
+    await Promise.all([...new Set(contenders.map((c) => c.server))].map((s) => s.stop()));
   }
 };
 

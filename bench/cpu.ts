@@ -8,7 +8,7 @@
  * (GET, the cordon without its command), single-node and 100-node no-change reports, and a
  * one-card placement (`POST /v1/sessions`, one at a time, so each of its three commands
  * commits alone; with the work it sets off in projections); and the cordon's ladder: its work
- * step by step as plain routes on the app's instance, without Nest (addCordonLadder); and the
+ * step by step as plain routes on the app's instance, without Nest (bench/ladder.ts); and the
  * cordon's own work (context, command, Node view) called directly, no HTTP, hot in a loop.
  *
  *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
@@ -29,8 +29,8 @@ import {
   commandContextOf,
   PlatformRequest,
 } from '../apps/control-plane/src/platform/http/command-context';
-import { checkId } from '../apps/control-plane/src/platform/http/ids';
 import { clusterIdOf, reportBody } from './fleet';
+import { addCordonLadder, ladderPath } from './ladder';
 import { median } from './lib';
 
 type Inject = (o: {
@@ -58,59 +58,6 @@ const measure = async (
   }
   const used = process.cpuUsage(start);
   return (used.user + used.system) / requests;
-};
-
-/**
- * The cordon's work in steps, as plain Fastify routes on the app's own instance (so the app's
- * global hooks run, Nest's guard, pipes and parameter chain do not): the hooks alone, then the
- * token and role, then the command (id check, context, NodeCommands.execute), then the Node
- * view: the no-op cordon without Nest. Each step's difference is its cost; the real cordon's
- * difference to the last step is Nest's own request path for it.
- */
-const addCordonLadder = (app: Awaited<ReturnType<typeof createApp>>['app']): void => {
-  const fastify = app.getHttpAdapter().getInstance();
-  const tokens = app.get(TokenService);
-  const commands = app.get(NodeCommands);
-  const queries = app.get(NodesQueries);
-  type Req = PlatformRequest & {
-    headers: Record<string, string | string[] | undefined>;
-    params: unknown;
-    body: unknown;
-  };
-  const admitted = async (request: Req): Promise<void> => {
-    const header = request.headers.authorization;
-    if (typeof header !== 'string') throw new Error('no token');
-    const caller = await tokens.verify(header.slice('Bearer '.length));
-    if (!caller.roles.includes('admin')) throw new Error('not an admin');
-    request.caller = caller;
-  };
-  const command = async (request: Req): Promise<string> => {
-    await admitted(request);
-    const nodeId = checkId('nodeId', (request.params as { nodeId: string }).nodeId);
-    const ctx = commandContextOf(request);
-    const reason = (request.body as { reason?: string }).reason ?? null;
-    await commands.execute(
-      nodeId,
-      { type: 'CordonNode', data: { reason, at: ctx.now.toISOString() } },
-      ctx,
-    );
-    return nodeId;
-  };
-  fastify.post('/bench-ladder/echo', async (request) => ({
-    ok: true,
-    size: Object.keys(request.body as object).length,
-  }));
-  fastify.post('/bench-ladder/token', async (request) => {
-    await admitted(request as unknown as Req);
-    return { ok: true };
-  });
-  fastify.post('/bench-ladder/command/:nodeId', async (request) => {
-    await command(request as unknown as Req);
-    return { ok: true };
-  });
-  fastify.post('/bench-ladder/cordon/:nodeId', async (request) =>
-    queries.get(await command(request as unknown as Req)),
-  );
 };
 
 const main = async (): Promise<void> => {
@@ -213,10 +160,10 @@ const main = async (): Promise<void> => {
     ],
     ...(
       [
-        ['cordon ladder: app hooks only', '/bench-ladder/echo'],
-        ['cordon ladder: + token, role', '/bench-ladder/token'],
-        ['cordon ladder: + command', `/bench-ladder/command/${first.nodes[0].nodeId}`],
-        ['cordon ladder: + Node view', `/bench-ladder/cordon/${first.nodes[0].nodeId}`],
+        ['cordon ladder: app hooks only', ladderPath('echo', first.nodes[0].nodeId)],
+        ['cordon ladder: + token, role', ladderPath('token', first.nodes[0].nodeId)],
+        ['cordon ladder: + command', ladderPath('command', first.nodes[0].nodeId)],
+        ['cordon ladder: + Node view', ladderPath('cordon', first.nodes[0].nodeId)],
       ] as const
     ).map(([name, url]): (typeof kinds)[number] => [
       name,

@@ -2,7 +2,8 @@
  * A benchmark server in a process of its own, so its RSS and CPU are its alone and the load
  * generator does not share its event loop. Forked by bench/procs.ts with an IPC channel:
  *   BENCH_SERVER=bare  a bare Fastify 5 server: POST routes that parse JSON and answer a small body;
- *   BENCH_SERVER=app   the real control plane (createApp), configured from the environment.
+ *   BENCH_SERVER=app   the real control plane (createApp), configured from the environment;
+ *                      BENCH_LADDER=1 adds the cordon's work in steps (bench/ladder.ts).
  *   BENCH_SERVER=bare-express|nest-fastify|nest-express  the framework floor (bench/framework.ts).
  *   BENCH_SERVER=lean-fastify  the cordon's work on bare Fastify, without the app (bench/lean.ts).
  * It sends {type:'ready', url} once listening, then answers {id, cmd, args} requests.
@@ -22,6 +23,7 @@ import type { EventStore } from '../libs/eventstore/src/port';
 import { CommandContext, uuidV7 } from '../libs/kernel/src';
 import { clusterIdOf, nodeReport } from './fleet';
 import { FrameworkKind, startFramework } from './framework';
+import { addCordonLadder } from './ladder';
 import { startLean } from './lean';
 
 export type ServerRequest = { id: number; cmd: string; args?: Record<string, number> };
@@ -103,6 +105,11 @@ const startApp = async (): Promise<{ url: string; handle: Handler }> => {
   const config = loadConfig(process.env);
   // BENCH_NEST_ONLY=1: the hot routes through Nest as every other route, to show the lean path's gain.
   const { app } = await createApp(config, { leanRoutes: process.env.BENCH_NEST_ONLY !== '1' });
+  if (process.env.BENCH_LADDER === '1') {
+    // The cordon's work in steps beside the real route (bench/ladder.ts, bench:ab's ladder).
+    await app.init();
+    addCordonLadder(app);
+  }
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : 0;
