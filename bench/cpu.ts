@@ -30,7 +30,7 @@ import {
   PlatformRequest,
 } from '../apps/control-plane/src/platform/http/command-context';
 import { clusterIdOf, reportBody } from './fleet';
-import { addCordonLadder, ladderPath } from './ladder';
+import { addCordonLadder, LADDER_STEPS, ladderPath } from './ladder';
 import { median } from './lib';
 
 type Inject = (o: {
@@ -158,18 +158,17 @@ const main = async (): Promise<void> => {
       requests,
       () => ({ method: 'POST', url: cordonUrl, headers: json(admin), payload: cordonBody }),
     ],
-    ...(
-      [
-        ['cordon ladder: app hooks only', ladderPath('echo', first.nodes[0].nodeId)],
-        ['cordon ladder: + token, role', ladderPath('token', first.nodes[0].nodeId)],
-        ['cordon ladder: + command', ladderPath('command', first.nodes[0].nodeId)],
-        ['cordon ladder: + Node view', ladderPath('cordon', first.nodes[0].nodeId)],
-      ] as const
-    ).map(([name, url]): (typeof kinds)[number] => [
-      name,
+    // The steps as bench/ladder.ts names them (bench:ab's ladder prints the same names).
+    ...LADDER_STEPS.map((step): (typeof kinds)[number] => [
+      `cordon ladder: ${step}`,
       appInject,
       requests,
-      () => ({ method: 'POST', url, headers: json(admin), payload: cordonBody }),
+      () => ({
+        method: 'POST',
+        url: ladderPath(step, first.nodes[0].nodeId),
+        headers: json(admin),
+        payload: cordonBody,
+      }),
     ]),
     [
       // The cordon's route without its command: token, id, read model, Node view.
