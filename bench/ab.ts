@@ -13,7 +13,9 @@
  *     apart: pass a second copy of the reference (`before2=/tmp/before2/bench`) as a control.
  *     A copy outside this tree takes its packages from this tree's node_modules (NODE_PATH).
  *     A build may carry settings for its server: `NAME=BUILD,KEY=VALUE[,KEY=VALUE...]` (e.g.
- *     `tuned=dist/bench,HEAP_GROWTH_PERCENT=0`), to A/B a setting on one build.
+ *     `tuned=dist/bench,HEAP_GROWTH_PERCENT=0`), to A/B a setting on one build;
+ *     `BENCH_NODE_FLAGS` there is node's command line for that server only (space-separated:
+ *     `ss32=dist/bench,BENCH_NODE_FLAGS=--max-semi-space-size=32`).
  *   BENCH_AB_ROUTE=cordon|report|ladder  the no-op cordon (default), a single-node no-change
  *     report, or the cordon beside its work in steps (bench/ladder.ts) as routes of the same
  *     app process, named `NAME step`: each step's cost over HTTP is its figure less the step

@@ -40,7 +40,8 @@ export const startServer = async (
 ): Promise<BenchServer> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-bench-'));
   const child: ChildProcess = fork(path.join(build, 'server.js'), [], {
-    execArgv: serverFlags(),
+    // BENCH_NODE_FLAGS in a build's settings (bench/ab.ts): node flags for that server only.
+    execArgv: [...serverFlags(), ...(env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     env: {
       PATH: process.env.PATH,
       // A build copied out of this tree (bench/ab.ts) still finds this tree's packages.
