@@ -159,6 +159,57 @@ describe('InventoryReportPipe', () => {
     expect(await viaPipe(body)).toEqual(dto);
   });
 
+  // ValidateNested alone took an array where one object belongs (it checks the items): a
+  // capacity of [] or a card of [] was stored as {} and a node of [] was a 500.
+  it.each([
+    [
+      'capacity as an array of a valid capacity',
+      report('c1', [gpuNode('gpu-x', { capacity: [{ cpu: 1, memoryGiB: 1, diskGiB: 1 }] })]),
+      'nodes.0.capacity',
+      /must be an object/,
+    ],
+    [
+      'capacity as an empty array',
+      report('c1', [gpuNode('gpu-x', { capacity: [] })]),
+      'nodes.0.capacity',
+      /must be an object/,
+    ],
+    [
+      'a card as an empty array',
+      report('c1', [gpuNode('gpu-x', { gpus: [[]] })]),
+      'nodes.0.gpus',
+      /each value in gpus must be an object/,
+    ],
+    [
+      'a card as an array of a valid card',
+      report('c1', [gpuNode('gpu-x', { gpus: [[{ uuid: 'g', model: 'L40S', memoryGiB: 8 }]] })]),
+      'nodes.0.gpus',
+      /each value in gpus must be an object/,
+    ],
+    [
+      'a node as an empty array',
+      report('c1', [[]]),
+      'nodes',
+      /each value in nodes must be an object/,
+    ],
+    // A value of the wrong type is told its type only, not fields it cannot have.
+    ['nodes as an object', report('c1', {}), 'nodes', /must be an array/],
+    [
+      'cards as an object',
+      report('c1', [gpuNode('gpu-x', { gpus: {} })]),
+      'nodes.0.gpus',
+      /must be an array/,
+    ],
+  ])('refuses %s, naming that field alone', async (_what, body, field, problem) => {
+    expect(isPlainValidInventoryReport(structuredClone(body))).toBe(false);
+    const refused = await viaPipe(body);
+    expect(refused.ok).toBe(false);
+    expect(fieldsOf(refused)).toEqual([field]);
+    const details = (refused as { error: { details: { fields: Array<{ problems: string[] }> } } })
+      .error.details;
+    expect(details.fields[0].problems.join(' ')).toMatch(problem);
+  });
+
   it('hands prototype keys in labels to the DTO, and keeps them as labels (the DTO strips them)', async () => {
     const labels = JSON.parse('{"constructor":"x","prototype":"y","__proto__":"z","a":"b"}');
     const body = report('c1', [gpuNode('gpu-x', { labels }), cpuNode('cpu-x')]);

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -16,10 +15,10 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateNested,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
-import { CLUSTER_ID } from '../platform/http/ids';
+import { CLUSTER_ID, CLUSTER_ID_RULE } from '../platform/http/ids';
+import { NestedDto, NestedDtos } from '../platform/http/nested';
 import { NODE_ROLES, NodeRole } from './node.events';
 
 /** RFC 1123 hostname: dot-separated labels of [a-z0-9-], not starting or ending with '-'. */
@@ -95,16 +94,14 @@ export class NodeReportDto {
 
   @ApiProperty({ type: CapacityDto })
   @IsDefined()
-  @ValidateNested()
-  @Type(() => CapacityDto)
+  @NestedDto(() => CapacityDto)
   capacity!: CapacityDto;
 
   @ApiPropertyOptional({ type: [GpuDto], maxItems: 64 })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(64)
-  @ValidateNested({ each: true })
-  @Type(() => GpuDto)
+  @NestedDtos(() => GpuDto)
   gpus?: GpuDto[];
 
   @ApiProperty()
@@ -134,15 +131,14 @@ export class InventoryReportDto {
   @ApiProperty({ example: 'c1' })
   @IsString()
   @MaxLength(63)
-  @Matches(CLUSTER_ID, { message: 'clusterId must be 1-63 characters of [a-z0-9-]' })
+  @Matches(CLUSTER_ID, { message: `clusterId ${CLUSTER_ID_RULE}` })
   clusterId!: string;
 
   @ApiProperty({ type: [NodeReportDto], minItems: 1, maxItems: 1000 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
-  @ValidateNested({ each: true })
-  @Type(() => NodeReportDto)
+  @NestedDtos(() => NodeReportDto)
   nodes!: NodeReportDto[];
 }
 

@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -12,11 +11,11 @@ import {
   Max,
   Min,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
 import { GPU_MODELS, GpuModel } from '../config/config';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { UUID } from '../platform/http/ids';
+import { NestedDto } from '../platform/http/nested';
 
 export class PoolAccessDto {
   @ApiProperty({ type: [String], description: 'Owners allowed to place sessions; empty = open' })
@@ -127,14 +126,12 @@ export class CreateNodePoolDto {
   @ApiPropertyOptional({ type: PoolAccessDto })
   @IsOptional()
   @IsDefined()
-  @ValidateNested()
-  @Type(() => PoolAccessDto)
+  @NestedDto(() => PoolAccessDto)
   access?: PoolAccessDto;
 
   @ApiPropertyOptional({ type: AutoscalingDto })
   @IsOptional()
-  @ValidateNested()
-  @Type(() => AutoscalingDto)
+  @NestedDto(() => AutoscalingDto)
   autoscaling?: AutoscalingDto;
 }
 

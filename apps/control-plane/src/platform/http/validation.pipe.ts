@@ -20,8 +20,13 @@ const flatten = (
 ): Array<{ field: string; problems: string[] }> =>
   errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = e.constraints ? [{ field, problems: problemsOf(e.constraints) }] : [];
-    return [...own, ...flatten(e.children ?? [], field)];
+    if (!e.constraints) return flatten(e.children ?? [], field);
+    // A value of the wrong type has no fields of its own: `nodes: {}` named nodes.hostname.
+    const wrongType = Object.keys(e.constraints).some((k) => TYPE_CHECKS.has(k));
+    return [
+      { field, problems: problemsOf(e.constraints) },
+      ...(wrongType ? [] : flatten(e.children ?? [], field)),
+    ];
   });
 
 /**
