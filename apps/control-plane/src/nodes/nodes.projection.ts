@@ -166,10 +166,12 @@ export const projectNode = (
         ...event.data.added.map((g) => ({ ...g, sessionId: null, owner: null })),
       ];
       // A card dropped while held is kept aside until its session ends; listed again, it is
-      // the node's again.
+      // the node's again. One removed and added at once changed its model or memory: listed.
       const unlisted = [
         ...(doc.unlisted ?? []).filter((g) => !added.has(g.uuid)),
-        ...doc.gpus.filter((g) => removed.has(g.uuid) && g.sessionId !== null),
+        ...doc.gpus.filter(
+          (g) => removed.has(g.uuid) && !added.has(g.uuid) && g.sessionId !== null,
+        ),
       ];
       return next({ gpus, unlisted, changedAt: event.data.at });
     }

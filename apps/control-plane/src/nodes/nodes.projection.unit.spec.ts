@@ -97,6 +97,24 @@ describe('the Nodes screen projection', () => {
     ]);
   });
 
+  it('shows a held card whose model or memory changed once, as reported, still held', () => {
+    const [, , changed] = given(registered, allocate('s1', ['GPU-b']), {
+      type: 'NodeGpusChanged',
+      data: {
+        nodeId: 'n1',
+        added: [{ uuid: 'GPU-b', model: 'L40S', memoryGiB: 40 }],
+        removed: ['GPU-b'],
+        observedAt: at,
+        at,
+      },
+    });
+    expect(changed.unlisted ?? []).toEqual([]);
+    expect(changed.gpus.filter((g) => g.uuid === 'GPU-b')).toEqual([
+      { uuid: 'GPU-b', model: 'L40S', memoryGiB: 40, sessionId: 's1', owner: 'alice' },
+    ]);
+    expect(changed).toMatchObject({ gpuCount: 3, freeCards: 2, status: 'busy' });
+  });
+
   it('keeps the cards an event did not touch as the same objects (the store then shares them)', () => {
     const [before, after, cordoned] = given(registered, allocate('s1', ['GPU-b']), {
       type: 'NodeCordoned',
