@@ -157,6 +157,29 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
     expect((await node(nodeId)).status).toBe('ready');
   });
 
+  it('keeps a node offline for silence offline once it reports NotReady, even when an older report arrives late', async () => {
+    const ago = (sec: number) => new Date(Date.now() - sec * 1000).toISOString();
+    const res = await post(report('c1', [gpuNode('late-01', 1, 'L40S', { observedAt: ago(30) })]));
+    const nodeId = res.body.nodes[0].nodeId;
+    await eventually(async () => (await node(nodeId)).status === 'offline', 6000);
+    const notReady = await post(
+      report('c1', [gpuNode('late-01', 1, 'L40S', { observedAt: ago(10), kubeletReady: false })]),
+    );
+    expect(notReady.body.nodes[0].status).toBe('offline');
+    expect(await node(nodeId)).toMatchObject({
+      status: 'offline',
+      offlineReason: 'kubelet_not_ready',
+    });
+    // Delayed in the operator's queue: older than the NotReady one, NotReady too.
+    const late = await post(
+      report('c1', [gpuNode('late-01', 1, 'L40S', { observedAt: ago(20), kubeletReady: false })]),
+    );
+    expect(late.body.nodes[0].status).toBe('offline');
+    expect((await node(nodeId)).status).toBe('offline');
+    const back = (await events('NodeCameOnline')).filter((e) => e.streamId === `node-${nodeId}`);
+    expect(back).toEqual([]);
+  });
+
   it('registers a node whose first report is NotReady as offline without a notification, and notifies when it comes up', async () => {
     const joining = await post(
       report('cj', [gpuNode('joining-01', 1, 'L40S', { kubeletReady: false })]),

@@ -231,6 +231,9 @@ const decideReport = (
       type: 'NodeCameOnline',
       data: { ...who, offlineSince: state.offlineSince, to: onlineStatus(state), at: receivedAt },
     });
+  } else if (state.status === 'offline' && state.kubeletReady) {
+    // Offline for silence, now reporting NotReady: still offline, for its kubelet now.
+    events.push({ type: 'NodeReadinessObserved', data: { ...stamp, kubeletReady: false } });
   }
   return events;
 };

@@ -292,11 +292,42 @@ describe('node', () => {
         .then([cameOnline(T2)]);
     });
 
-    it('stays offline while the kubelet is still NotReady', () => {
+    it('records once that a node offline for silence now reports NotReady, and stays offline', () => {
+      const notReady: NodeEvent = {
+        type: 'NodeReadinessObserved',
+        data: { nodeId: 'n1', kubeletReady: false, observedAt: T2, at: T2 },
+      };
       spec
         .given([registered(), offline])
         .when(reportNode(report({ observedAt: T2, kubeletReady: false }), T2))
+        .then([notReady]);
+      const state = [registered(), offline, notReady].reduce(evolveNode, initialNodeState());
+      expect(state).toMatchObject({
+        status: 'offline',
+        offlineReason: 'kubelet_not_ready',
+        offlineSince: T2,
+        kubeletReady: false,
+      });
+      // Still NotReady: nothing new; offline for its kubelet from the start: nothing either.
+      const T3 = '2026-12-02T10:06:00.000Z';
+      spec
+        .given([registered(), offline, notReady])
+        .when(reportNode(report({ observedAt: T3, kubeletReady: false }), T3))
         .thenNothing();
+      spec
+        .given([registered(), wentOffline('kubelet_not_ready', T2)])
+        .when(reportNode(report({ observedAt: T2, kubeletReady: false }), T2))
+        .thenNothing();
+      // A report older than the NotReady one, arriving late, does not bring it back as Ready.
+      spec
+        .given([registered(report({ observedAt: T1 })), offline, notReady])
+        .when(reportNode(report({ observedAt: T1 }), T3))
+        .thenNothing();
+      // The next Ready report does.
+      spec
+        .given([registered(), offline, notReady])
+        .when(reportNode(report({ observedAt: T3 }), T3))
+        .then([cameOnline(T3)]);
     });
 
     it('comes back as cordoned when it was cordoned', () => {

@@ -74,6 +74,15 @@ export type NodeEvent =
       data: { nodeId: string; unschedulable: boolean; observedAt: string | null; at: string };
     }
   | {
+      /**
+       * The kubelet's readiness as reported, changed while the node stays offline: a node
+       * offline for silence reports NotReady. It is offline for its kubelet now, and an older
+       * report arriving late no longer brings it back as if Ready.
+       */
+      type: 'NodeReadinessObserved';
+      data: { nodeId: string; kubeletReady: boolean; observedAt: string | null; at: string };
+    }
+  | {
       type: 'NodeWentOffline';
       data: {
         nodeId: string;
@@ -141,6 +150,7 @@ export const nodeCodec = new EventCodec<NodeEvent>({
   NodeInventoryChanged: 1,
   NodeGpusChanged: 1,
   NodeUnschedulableObserved: 1,
+  NodeReadinessObserved: 1,
   NodeWentOffline: 1,
   NodeCameOnline: 1,
   NodeCordoned: 1,
@@ -287,6 +297,23 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         observedAt: event.data.observedAt ?? f.observedAt,
         changedAt: event.data.at,
       });
+    }
+    case 'NodeReadinessObserved': {
+      const f = facts(state);
+      const next: NodeFacts = {
+        ...f,
+        kubeletReady: event.data.kubeletReady,
+        observedAt: event.data.observedAt ?? f.observedAt,
+        changedAt: event.data.at,
+      };
+      return state.status === 'offline'
+        ? {
+            status: 'offline',
+            offlineReason: event.data.kubeletReady ? state.offlineReason : 'kubelet_not_ready',
+            offlineSince: state.offlineSince,
+            ...next,
+          }
+        : { status: 'online', ...next };
     }
     case 'NodeWentOffline': {
       const f = facts(state);

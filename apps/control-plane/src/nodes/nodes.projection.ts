@@ -180,6 +180,12 @@ export const projectNode = (
         cordon: { ...doc.cordon, observed: event.data.unschedulable },
         changedAt: event.data.at,
       });
+    case 'NodeReadinessObserved':
+      return next({
+        offlineReason:
+          doc.online || event.data.kubeletReady ? doc.offlineReason : 'kubelet_not_ready',
+        changedAt: event.data.at,
+      });
     case 'NodeWentOffline':
       return next({ online: false, offlineReason: event.data.reason });
     case 'NodeCameOnline':
