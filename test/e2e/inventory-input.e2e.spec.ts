@@ -404,3 +404,59 @@ describe('inventory report input over HTTP', () => {
     });
   });
 });
+
+describe('the size of an inventory report', () => {
+  let t: TestApp;
+  let operator: Record<string, string>;
+  beforeAll(async () => {
+    t = await startApp({}, { redis: false });
+    operator = await t.auth('op-big', ['operator'], ['big1']);
+  });
+  afterAll(async () => t.close());
+
+  const post = (text: string) =>
+    request(t.url)
+      .post('/v1/inventory/reports')
+      .set(operator)
+      .set('content-type', 'application/json')
+      .send(text);
+
+  it('takes 1000 GPU nodes of 8 cards each (past the 1 MiB other routes take), and refuses 10 MB with 413', async () => {
+    const labels = {
+      'fleet/mode': 'shared',
+      'topology.kubernetes.io/zone': 'kr-central-1a',
+      'node.kubernetes.io/instance-type': 'gpu-8x-l40s',
+      'nvidia.com/gpu.product': 'NVIDIA-L40S',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+      'nvidia.com/gpu.count': '8',
+      'nvidia.com/cuda.driver.major': '550',
+    };
+    const nodes = Array.from({ length: 1000 }, (_, i) =>
+      gpuNode(`gpu-big-${String(i).padStart(4, '0')}`, 0, 'L40S', {
+        labels,
+        gpus: Array.from({ length: 8 }, (_, k) => ({
+          uuid: `GPU-${String(i).padStart(8, '0')}-000${k}-4def-8123-${String(k).repeat(12)}`,
+          model: 'L40S',
+          memoryGiB: 48,
+        })),
+      }),
+    );
+    const text = JSON.stringify(report('big1', nodes));
+    expect(text.length).toBeGreaterThan(1024 * 1024);
+    const taken = await post(text);
+    expect(taken.status).toBe(200);
+    expect(taken.body.nodes).toHaveLength(1000);
+    const huge = await post(JSON.stringify({ ...report('big1', nodes), pad: 'x'.repeat(10e6) }));
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe('payload_too_large');
+    // Every other route still takes 1 MiB at most.
+    const admin = await t.auth('root', ['admin']);
+    const cordon = await request(t.url)
+      .post('/v1/nodes/00000000-0000-4000-8000-000000000000/cordon')
+      .set(admin)
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ reason: 'x'.repeat(1024 * 1024) }));
+    expect(cordon.status).toBe(413);
+  });
+});

@@ -22,7 +22,7 @@ import { IdempotencyStore } from './platform/idempotency/idempotency.store';
 import { TokenService } from './platform/auth/token-service';
 import { installLeanRoutes } from './platform/http/lean-route';
 import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
-import { INVENTORY_LEAN_ROUTES } from './nodes/inventory.controller';
+import { INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './nodes/inventory.controller';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -90,6 +90,11 @@ export const createApp = async (
   const json = jsonBodyParser(fastify.getDefaultJsonParser('error', 'error'));
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
+  // Routes that take larger bodies than BODY_LIMIT_BYTES (never less than it).
+  fastify.addHook('onRoute', (route) => {
+    const limit = INVENTORY_BODY_LIMITS.get(`${String(route.method)} ${route.url}`);
+    if (limit !== undefined) route.bodyLimit = Math.max(limit, config.bodyLimitBytes);
+  });
   fastify.addHook('onRequest', (request, reply, done) => {
     const given = request.headers[CORRELATION_HEADER];
     const correlationId =
