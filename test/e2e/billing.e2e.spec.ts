@@ -223,7 +223,7 @@ describe('billing over HTTP', () => {
       expect(page.total).toBe(2401 + 120);
     });
 
-    it('selects records overlapping [from, to): to ≥ from and from < to', async () => {
+    it('selects records in [from, to): overlapping it for some time, or starting in it', async () => {
       // 10:05–10:25 overlaps A1's first (…10:10) and B1 (…10:06); A1's second starts at 10:25.
       const page = (await records(`?from=${T(5)}&to=${T(25)}`, admin)).body as Page;
       expect(page.items.map((r) => [r.sessionId, r.from])).toEqual([
@@ -231,10 +231,32 @@ describe('billing over HTTP', () => {
         [B1, T(1)],
       ]);
       expect(page.total).toBe(1800);
-      // A record ending exactly at `from` still overlaps (to ≥ from), offsets accepted.
+      // A record ending exactly at `from` belongs to the window before (offsets accepted):
+      // consecutive windows count it once.
       const edge = (await records(`?from=2026-11-02T19:10:00%2B09:00&to=${T(11)}`, admin))
         .body as Page;
-      expect(edge.items.map((r) => r.to)).toEqual([T(10)]);
+      expect(edge).toMatchObject({ items: [], total: 0 });
+      const before = (await records(`?from=${T(5)}&to=${T(10)}`, admin)).body as Page;
+      expect(before.items.map((r) => [r.sessionId, r.to])).toEqual([
+        [A1, T(10)],
+        [B1, T(6)],
+      ]);
+    });
+
+    it('puts a record of no length in the window it starts in, and in no other', async () => {
+      const D1 = `s-${randomUUID()}`;
+      await appendSession(store, D1, [
+        { requested: T(90), owner: 'dave' },
+        { started: T(90), placement: ON_NODE },
+        { terminated: T(90) },
+      ]);
+      const at = async (from: string, to: string) =>
+        ((await records(`?owner=dave&from=${from}&to=${to}`, admin)).body as Page).items.map(
+          (r) => [r.from, r.to],
+        );
+      await settle();
+      expect(await at(T(90), T(91))).toEqual([[T(90), T(90)]]);
+      expect(await at(T(89), T(90))).toEqual([]);
     });
 
     it('compares bounds finer than a millisecond exactly', async () => {
@@ -243,6 +265,10 @@ describe('billing over HTTP', () => {
         .body as Page;
       expect(after.items).toEqual([]);
       expect(after.total).toBe(0);
+      // It ends after a `from` half a millisecond earlier.
+      const just = (await records(`?from=2026-11-02T10:09:59.9995Z&to=${T(11)}`, admin))
+        .body as Page;
+      expect(just.items.map((r) => [r.sessionId, r.to])).toEqual([[A1, T(10)]]);
       // A1's second record starts at 10:25:00.000, before a `to` half a millisecond later.
       const before = (await records(`?from=${T(24)}&to=2026-11-02T10:25:00.000000001Z`, admin))
         .body as Page;

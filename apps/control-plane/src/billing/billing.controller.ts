@@ -10,7 +10,7 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { recordView } from './billing-line';
 import { readSessionLog, recordsMatching, verifySessionLog } from './billing-verify';
-import { ceilToMillisecond } from '../platform/http/zoned-time';
+import { ceilToMillisecond, floorToMillisecond } from '../platform/http/zoned-time';
 import {
   BILLED_SESSION_ID,
   BILLED_SESSION_ID_RULE,
@@ -42,8 +42,10 @@ export class BillingController {
   ) {}
 
   /**
-   * Records by `from`, then `_id`. `from`/`to` select the records whose interval overlaps
-   * [from, to): record.to ≥ from and record.from < to. Every match without `limit` or
+   * Records by `from`, then `_id`. `from`/`to` select the records in [from, to): those that
+   * overlap it for some time (record.to > from), or start in it (a record of no length at
+   * `from`), and start before `to`. One ending exactly at `from` belongs to the window
+   * before: consecutive windows count each record once. Every match without `limit` or
    * `cursor`; pages of `limit` (default 100) with either. `total` sums every match.
    */
   @Get('records')
@@ -69,7 +71,11 @@ export class BillingController {
     if (from !== undefined && to !== undefined && from > to) {
       throw validationFailed([{ field: 'to', problems: ['to must not be before from'] }]);
     }
-    if (from !== undefined) filter.to = { $gte: from };
+    if (query.from !== undefined) {
+      // Stored times are whole milliseconds: `to > from` holds exactly when it holds for
+      // `from` rounded down, and `from ≥ from` when it holds for `from` rounded up.
+      filter.$or = [{ to: { $gt: floorToMillisecond(query.from) } }, { from: { $gte: from } }];
+    }
     if (to !== undefined) filter.from = { $lt: to };
     try {
       // `total` sums every match, so every match is read anyway.

@@ -22,6 +22,10 @@ export const ceilToMillisecond = (text: string): string => {
   return new Date(/[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms).toISOString();
 };
 
+/** The instant `text` names, rounded down to its millisecond (`Date` drops further digits). */
+export const floorToMillisecond = (text: string): string =>
+  new Date(Date.parse(text)).toISOString();
+
 const EARLIEST = Date.parse('0000-01-01T00:00:00.000Z');
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
 
