@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
 import { IsZonedTime } from '../platform/http/zoned-time';
@@ -15,17 +15,19 @@ export const BILLED_SESSION_ID_RULE = 'must be a session id (1-200 letters, digi
 export class ListBillingRecordsQuery extends PageQuery {
   @ApiPropertyOptional({ description: "Only this owner's records (a user may only name itself)" })
   @IsOptional()
+  @IsString()
   @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
+  @IsString()
   @Matches(BILLED_SESSION_ID, { message: `sessionId ${BILLED_SESSION_ID_RULE}` })
   sessionId?: string;
 
   @ApiPropertyOptional({
     description:
-      'Records overlapping [from, to): those whose `to` ≥ from (ISO-8601 with a UTC offset)',
+      'Records in [from, to): those running after from or starting at or after it (ISO-8601 with a UTC offset)',
     example: '2026-12-01T00:00:00Z',
   })
   @IsOptional()
@@ -33,8 +35,7 @@ export class ListBillingRecordsQuery extends PageQuery {
   from?: string;
 
   @ApiPropertyOptional({
-    description:
-      'Records overlapping [from, to): those whose `from` < to (ISO-8601 with a UTC offset)',
+    description: 'Records in [from, to): those starting before to (ISO-8601 with a UTC offset)',
     example: '2027-01-01T00:00:00Z',
   })
   @IsOptional()

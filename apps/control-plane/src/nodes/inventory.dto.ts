@@ -119,6 +119,7 @@ export class NodeReportDto {
     example: '2026-12-02T10:00:00Z',
   })
   @IsOptional()
+  @IsString()
   @IsISO8601({ strict: true })
   @Matches(OBSERVED_AT, {
     message:

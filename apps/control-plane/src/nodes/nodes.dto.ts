@@ -12,11 +12,13 @@ export const NODE_STATUSES = ['ready', 'busy', 'cordoned', 'offline'] as const;
 export class ListNodesQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
+  @IsString()
   @Matches(CLUSTER_ID, { message: `clusterId ${CLUSTER_ID_RULE}` })
   clusterId?: string;
 
   @ApiPropertyOptional({ description: 'A pool id, or `none` for nodes in no pool' })
   @IsOptional()
+  @IsString()
   @Matches(POOL_FILTER, { message: 'poolId must be a pool id or none' })
   poolId?: string;
 

@@ -10,7 +10,7 @@ import {
   Query,
 } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
@@ -25,11 +25,13 @@ import { NoBody } from '../platform/http/no-body';
 export class ListOperationsQuery {
   @ApiPropertyOptional()
   @IsOptional()
+  @IsString()
   @Matches(UUID, { message: 'poolId must be a pool id' })
   poolId?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
+  @IsString()
   @Matches(CLUSTER_ID, { message: `clusterId ${CLUSTER_ID_RULE}` })
   clusterId?: string;
 

@@ -21,6 +21,7 @@ export class PoolAccessDto {
   @ApiProperty({ type: [String], description: 'Owners allowed to place sessions; empty = open' })
   @IsArray()
   @ArrayMaxSize(1000)
+  @IsString({ each: true })
   @Matches(OWNER_FORMAT, { each: true, message: `each tenant ${OWNER_RULE}` })
   tenants!: string[];
 }

@@ -102,6 +102,7 @@ export class CreateSessionDto {
     description: "Admin only: the session's owner (default, and when null: the caller)",
   })
   @IsOptional()
+  @IsString()
   @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 }
@@ -110,11 +111,13 @@ export class CreateSessionDto {
 export class ListSessionsQuery extends PageQuery {
   @ApiPropertyOptional()
   @IsOptional()
+  @IsString()
   @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
+  @IsString()
   @Matches(UUID, { message: 'nodeId must be a node id' })
   nodeId?: string;
 

@@ -54,6 +54,7 @@ class ConditionalCreateSessionDto {
   poolId?: string;
 
   @IsOptional()
+  @IsString()
   @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
   owner?: string;
 }

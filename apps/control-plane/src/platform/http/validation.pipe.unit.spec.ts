@@ -35,6 +35,17 @@ describe.each([
     expect(fields).toEqual([{ field: 'gpuCount', problems: [expect.stringMatching(/integer/)] }]);
   });
 
+  it('tells an owner of the wrong type its type, not the owner format', async () => {
+    for (const owner of [5, true, ['bob'], { a: 1 }]) {
+      const fields = await refusal(
+        pipe,
+        { kind: 'cpu', cpu: 1, memoryGiB: 1, owner },
+        CreateSessionDto,
+      );
+      expect(fields).toEqual([{ field: 'owner', problems: ['owner must be a string'] }]);
+    }
+  });
+
   it('still tells a value of the right type every bound it breaks', async () => {
     const fields = await refusal(
       pipe,

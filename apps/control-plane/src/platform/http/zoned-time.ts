@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { IsISO8601, Matches, ValidateBy, ValidationOptions } from 'class-validator';
+import { IsISO8601, IsString, Matches, ValidateBy, ValidationOptions } from 'class-validator';
 
 /**
  * A date, or a date-time with its UTC offset, `Z` or `±hh:mm`: a bare local time would depend on
@@ -48,6 +48,7 @@ export const isWithinYears = (text: unknown): boolean => {
  */
 export const IsZonedTime = (field: string, options?: ValidationOptions): PropertyDecorator =>
   applyDecorators(
+    IsString(options),
     IsISO8601({ strict: true, strictSeparator: true }, options),
     Matches(ZONED, { ...options, message: `${field} must carry a UTC offset (Z or ±hh:mm)` }),
     ValidateBy(
