@@ -68,6 +68,10 @@ export class BullmqJobs implements DelayedJobs {
     this.connection.on('ready', () => this.errors.clear());
   }
 
+  registeredQueues(): string[] {
+    return [...this.registered.keys()];
+  }
+
   register<P>(queue: string, handler: JobHandler<P>, options: QueueOptions = {}): void {
     if (this.registered.has(queue)) throw new Error(`jobs: queue ${queue} is already registered`);
     const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY);

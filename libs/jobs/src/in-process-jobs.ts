@@ -58,6 +58,10 @@ export class InProcessJobs implements DelayedJobs {
 
   constructor(private readonly options: InProcessJobsOptions = {}) {}
 
+  registeredQueues(): string[] {
+    return [...this.queues].filter(([, state]) => state.registered).map(([queue]) => queue);
+  }
+
   register<P>(queue: string, handler: JobHandler<P>, options: QueueOptions = {}): void {
     const state = this.queue(queue);
     if (state.registered) throw new Error(`jobs: queue ${queue} is already registered`);

@@ -40,6 +40,8 @@ export type QueueCounts = {
 export interface DelayedJobs {
   /** Registers the handler of a queue; jobs start firing once `start` was called. */
   register<P>(queue: string, handler: JobHandler<P>, options?: QueueOptions): void;
+  /** The queues registered so far, in the order they were (metrics report each one's backlog). */
+  registeredQueues(): string[];
   /**
    * Schedules `jobId` to run at `runAt` (epoch ms; now or past = as soon as possible).
    * Replace semantics: a job already scheduled under this id is moved, never doubled.

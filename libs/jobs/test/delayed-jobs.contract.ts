@@ -343,8 +343,13 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
       it('keeps their jobs apart, even under the same id', async () => {
         const offline = recorder();
         const drain = recorder();
+        expect(jobs.registeredQueues()).toEqual([]);
         jobs.register('node-offline', offline.handler);
         jobs.register('drain', drain.handler);
+        // Scheduling on a queue registers nothing: only handlers do.
+        await jobs.schedule('unhandled', 'x', Date.now() + 60_000, null);
+        expect(jobs.registeredQueues()).toEqual(['node-offline', 'drain']);
+        await jobs.cancel('unhandled', 'x');
         await jobs.start();
         const runAt = Date.now() + 200;
         await jobs.schedule('node-offline', 'node-1', runAt, 'offline');

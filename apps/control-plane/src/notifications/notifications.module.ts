@@ -3,7 +3,6 @@ import { DelayedJobs } from '../../../../libs/jobs/src/port';
 import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
 import { nodeCodec } from '../nodes/node.events';
-import { JobQueues } from '../platform/observability/job-queues';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
@@ -31,7 +30,6 @@ export class NotificationsModule implements OnModuleInit {
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(EventTypes) private readonly eventTypes: EventTypes,
-    @Inject(JobQueues) private readonly queues: JobQueues,
     @Inject(WebhookDeliveries) private readonly deliveries: WebhookDeliveries,
     @Inject(Runtime) private readonly runtime: Runtime,
   ) {}
@@ -55,7 +53,6 @@ export class NotificationsModule implements OnModuleInit {
         this.deliveries.handler(deliverNotification(url)),
         NOTIFY_WEBHOOK_QUEUE_OPTIONS,
       );
-      this.queues.declare(NOTIFY_WEBHOOK_QUEUE);
       // Redis may lose pending deliveries (restarted empty): hand back what is owed.
       this.runtime.afterStart(async () => void (await this.deliveries.repair()));
       this.runtime.every(

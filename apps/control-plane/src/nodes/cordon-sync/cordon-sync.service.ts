@@ -5,7 +5,6 @@ import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { systemContext, uuidFrom } from '../../../../../libs/kernel/src';
 import { Doc, Filter, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
 import { Config } from '../../config/config';
-import { JobQueues } from '../../platform/observability/job-queues';
 import { Runtime } from '../../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../../platform/runtime/subscriptions.registry';
 import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../../platform/runtime/tokens';
@@ -52,7 +51,6 @@ export class CordonSyncService implements OnModuleInit {
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(Runtime) private readonly runtime: Runtime,
-    @Inject(JobQueues) private readonly queues: JobQueues,
     @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
   ) {
     this.syncMs = config.cordonSyncSec * 1000;
@@ -64,7 +62,6 @@ export class CordonSyncService implements OnModuleInit {
       backoffMs: 200,
       concurrency: 20,
     });
-    this.queues.declare(CORDON_SYNC_QUEUE);
     this.registry.addReactor({ name: 'cordon-sync', react: (e) => this.react(e) });
     this.runtime.afterStart(async () => {
       await this.reconcile();

@@ -5,7 +5,6 @@ import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { settleWithin } from '../../../../../libs/kernel/src';
 import { DELAYED_JOBS } from '../runtime/tokens';
 import { CountedHistogram } from './counted-histogram';
-import { JobQueues } from './job-queues';
 
 type Outcome = Parameters<PipelineObserver>[0];
 
@@ -81,7 +80,6 @@ export class Metrics {
   constructor(
     @Inject(SubscriptionRunner) runner: SubscriptionRunner,
     @Inject(DELAYED_JOBS) jobs: DelayedJobs,
-    @Inject(JobQueues) queues: JobQueues,
   ) {
     collectDefaultMetrics({ register: this.registry });
     const commands = this.commands;
@@ -129,7 +127,7 @@ export class Metrics {
       async collect() {
         this.reset();
         await Promise.all(
-          queues.names.map(async (queue) => {
+          jobs.registeredQueues().map(async (queue) => {
             // One unreachable queue must not fail or hold up the whole scrape (the Redis
             // client retries for seconds): its series just go missing.
             const read = await settleWithin(jobs.counts(queue), QUEUE_COUNT_WAIT_MS);

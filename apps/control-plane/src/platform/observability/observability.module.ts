@@ -3,14 +3,13 @@ import { CommandPipeline } from '../../../../../libs/cqrs/src';
 import { Config } from '../../config/config';
 import { CONFIG } from '../runtime/tokens';
 import { DEFAULT_READY_MAX_LAG, Health, READY_MAX_LAG } from './health';
-import { JobQueues } from './job-queues';
 import { createLoggers, PinoLoggerService } from './logger';
 import { Metrics } from './metrics';
 import { ObservabilityController } from './observability.controller';
 
 /**
- * Logs, metrics, health and readiness. Global so features can declare their job queues
- * (JobQueues) and use the app's pino logger; `installObservability` wires the HTTP hooks.
+ * Logs, metrics, health and readiness. Global so features can use the app's pino logger;
+ * `installObservability` wires the HTTP hooks.
  */
 @Global()
 @Module({
@@ -25,11 +24,10 @@ import { ObservabilityController } from './observability.controller';
       },
     },
     { provide: READY_MAX_LAG, useValue: DEFAULT_READY_MAX_LAG },
-    JobQueues,
     Metrics,
     Health,
   ],
-  exports: [PinoLoggerService, JobQueues, Metrics],
+  exports: [PinoLoggerService, Metrics],
 })
 export class ObservabilityModule implements OnModuleInit {
   constructor(
