@@ -3,6 +3,12 @@ import { EventStoreInUseError } from '../../../libs/eventstore/src/sqlite-event-
 import { TokenService } from './platform/auth/token-service';
 import { ConfigError, loadConfig } from './config/config';
 import { createApp } from './app.factory';
+import {
+  NeededStore,
+  reachRedis,
+  StoreUnreachableError,
+  waitForStores,
+} from './platform/runtime/wait-for-stores';
 
 /**
  * A shutdown that cannot finish within this (a store out of reach holding a client's close:
@@ -41,8 +47,25 @@ const main = async (): Promise<void> => {
     }
     throw error;
   }
+  const stores: NeededStore[] = config.redisUrl
+    ? [{ setting: 'REDIS_URL', url: config.redisUrl, reach: reachRedis }]
+    : [];
+  await waitForStores(stores, {
+    deadlineMs: config.startTimeoutSec * 1000,
+    say: (line) => process.stderr.write(`${line}\n`),
+  });
+  // A store that answered above and went away before the app was up must not hold the start
+  // for good either.
+  const stuck = setTimeout(() => {
+    process.stderr.write(
+      `failed to start: not up within ${config.startTimeoutSec} s (START_TIMEOUT_SEC); a store out of reach?\n`,
+    );
+    process.exit(1);
+  }, config.startTimeoutSec * 1000);
+  stuck.unref();
   const { app, jwtSecret, generatedSecret } = await createApp(config);
   await app.listen({ port: config.port, host: config.host });
+  clearTimeout(stuck);
   exitIfShutdownHangs();
   log.log(
     { url: `http://${config.host}:${config.port}`, dataDir: config.dataDir },
@@ -61,7 +84,7 @@ const main = async (): Promise<void> => {
 main().catch((error: unknown) => {
   // A known refusal says what to do; anything else keeps its stack for the bug report.
   const said =
-    error instanceof EventStoreInUseError
+    error instanceof EventStoreInUseError || error instanceof StoreUnreachableError
       ? error.message
       : error instanceof Error
         ? error.stack

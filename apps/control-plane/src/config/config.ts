@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { MIN_JWT_SECRET_LENGTH } from '../platform/auth/jwt-secret';
 
 export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
 export type GpuModel = (typeof GPU_MODELS)[number];
@@ -46,6 +47,8 @@ export type Config = {
   readonly heapGrowthPercent: number;
   /** How often running drains and operations whose jobs are gone (Redis lost them) are re-armed. */
   readonly jobsRepairSec: number;
+  /** How long the start waits for its network stores to answer before it gives up, naming them. */
+  readonly startTimeoutSec: number;
 };
 
 export class ConfigError extends Error {
@@ -107,7 +110,35 @@ const url = (env: Env, key: string, protocols: readonly string[]): string | unde
   return raw;
 };
 
-const isMinorUnits = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+// Safe integers: a price past 2^53 is not the price written (9007199254740993 reads as …992).
+const isMinorUnits = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+const RATE_CARD_KEYS = new Set(['currency', 'gpuPerHour', 'cpuPerVcpuHour']);
+
+/** The secret signing every token: a short one can be guessed offline from any token. */
+const jwtSecret = (env: Env): string | undefined => {
+  const secret = present(env, 'AUTH_JWT_SECRET');
+  if (secret !== undefined && secret.length < MIN_JWT_SECRET_LENGTH) {
+    throw new ConfigError(
+      'AUTH_JWT_SECRET',
+      `must be at least ${MIN_JWT_SECRET_LENGTH} characters (got ${secret.length})`,
+    );
+  }
+  return secret;
+};
+
+/** A directory, or a path where one can be made; a file there stops the start naming the setting. */
+const directory = (env: Env, key: string, fallback: string): string => {
+  const dir = path.resolve(present(env, key) ?? fallback);
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    return dir; // made at start
+  }
+  if (!stat.isDirectory()) throw new ConfigError(key, `${dir} exists and is not a directory`);
+  return dir;
+};
 
 export const parseRateCard = (raw: string, baseDir = process.cwd()): RateCard => {
   let text = raw;
@@ -126,8 +157,12 @@ export const parseRateCard = (raw: string, baseDir = process.cwd()): RateCard =>
     throw new ConfigError('RATE_CARD', 'is not valid JSON');
   }
   const card = parsed as Partial<RateCard>;
-  if (typeof card !== 'object' || card === null) {
+  if (typeof card !== 'object' || card === null || Array.isArray(card)) {
     throw new ConfigError('RATE_CARD', 'expected a JSON object');
+  }
+  const unknown = Object.keys(card).filter((k) => !RATE_CARD_KEYS.has(k));
+  if (unknown.length > 0) {
+    throw new ConfigError('RATE_CARD', `unknown field ${unknown.join(', ')}`);
   }
   if (typeof card.currency !== 'string' || !/^[A-Z]{3}$/.test(card.currency)) {
     throw new ConfigError('RATE_CARD', 'currency must be a three-letter ISO code');
@@ -168,12 +203,12 @@ export const loadConfig = (env: Env = process.env): Config => {
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: present(env, 'HOST') ?? '0.0.0.0',
-    dataDir: path.resolve(present(env, 'DATA_DIR') ?? './data'),
+    dataDir: directory(env, 'DATA_DIR', './data'),
     nodeStaleSec: integer(env, 'NODE_STALE_SEC', 300, 1, 86_400),
     eventstoreUrl: url(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:']),
     mongoUrl: url(env, 'MONGO_URL', ['mongodb:', 'mongodb+srv:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    authJwtSecret: present(env, 'AUTH_JWT_SECRET'),
+    authJwtSecret: jwtSecret(env),
     rateCard: rawCard === undefined ? DEFAULT_RATE_CARD : parseRateCard(rawCard),
     notifyWebhookUrl: url(env, 'NOTIFY_WEBHOOK_URL', ['http:', 'https:']),
     provisionerUrl: url(env, 'PROVISIONER_URL', ['http:', 'https:']),
@@ -187,5 +222,6 @@ export const loadConfig = (env: Env = process.env): Config => {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, 0, 400),
     jobsRepairSec: integer(env, 'JOBS_REPAIR_SEC', 10, 1, 3600),
+    startTimeoutSec: integer(env, 'START_TIMEOUT_SEC', 60, 1, 3600),
   };
 };

@@ -60,5 +60,10 @@ describe('configuration', () => {
     [{ RATE_CARD: '{"currency":"KRW","gpuPerHour":{"H100":1},"cpuPerVcpuHour":1}' }, 'RATE_CARD'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ MASS_FAILURE_RATIO: '1.5' }, 'MASS_FAILURE_RATIO'],
+    [{ AUTH_JWT_SECRET: 'x'.repeat(31) }, 'AUTH_JWT_SECRET'],
+    [{ DATA_DIR: __filename }, 'DATA_DIR'],
+    [{ START_TIMEOUT_SEC: '0' }, 'START_TIMEOUT_SEC'],
+    [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, cpuPerVcpuHour: 2 ** 53 }) }, 'RATE_CARD'],
+    [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, extra: 1 }) }, 'RATE_CARD'],
   ])('refuses %j naming %s', (env, setting) => refuses(env as Record<string, string>, setting));
 });
