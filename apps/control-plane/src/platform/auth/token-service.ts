@@ -105,6 +105,8 @@ function describe(err: unknown): string {
     return 'token signature is invalid';
   }
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    // A well-formed nbf still in the future (jose's reason check_failed): not yet valid.
+    if (err.claim === 'nbf' && err.reason === 'check_failed') return 'token is not valid yet (nbf)';
     return `token claim ${err.claim} is invalid or missing`;
   }
   return 'token is malformed';

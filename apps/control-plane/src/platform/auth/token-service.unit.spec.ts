@@ -74,6 +74,13 @@ describe('TokenService', () => {
     expect((await refusal(token)).message).toMatch(/expired/);
   });
 
+  it('refuses a token not valid yet, saying so, and a malformed nbf as invalid', async () => {
+    const early = await raw({ sub: 'alice', roles: ['user'], exp: now() + 600, nbf: now() + 300 });
+    expect((await refusal(early)).message).toBe('token is not valid yet (nbf)');
+    const bad = await raw({ sub: 'alice', roles: ['user'], exp: now() + 600, nbf: 'soon' });
+    expect((await refusal(bad)).message).toBe('token claim nbf is invalid or missing');
+  });
+
   it('refuses a token without exp', async () => {
     const token = await raw({ sub: 'alice', roles: ['user'] });
     expect((await refusal(token)).message).toMatch(/exp/);
