@@ -103,6 +103,35 @@ describe('clusters over HTTP', () => {
     });
   });
 
+  it('retries a failed upgrade to the version it was asked for, as a step or under a repair', async () => {
+    const get = async (id: string) =>
+      (await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body;
+    for (const viaRepair of [false, true]) {
+      const id = (await create({ ...valid, name: `retried-${viaRepair}` })).body.clusterId;
+      for (const to of ['provisioning', 'bootstrapping', 'running']) await move(id, to).expect(200);
+      await request(t.url)
+        .post(`/v1/clusters/${id}/upgrade`)
+        .set(admin)
+        .send({ k8sVersion: '1.31.2' })
+        .expect(202);
+      await move(id, 'failed').expect(200);
+      const repair = viaRepair
+        ? (await request(t.url).post(`/v1/clusters/${id}/repair`).set(admin).expect(202)).body
+        : null;
+      const retried = await move(id, 'upgrading').expect(200);
+      expect(retried.body).toMatchObject({ k8sVersion: '1.30.4', targetVersion: '1.31.2' });
+      await move(id, 'running').expect(200);
+      expect(await get(id)).toMatchObject({
+        status: 'running',
+        k8sVersion: '1.31.2',
+        targetVersion: null,
+      });
+      if (repair) {
+        expect(await operation(repair.operationId)).toMatchObject({ status: 'succeeded' });
+      }
+    }
+  });
+
   it('fails the create_cluster operation when the cluster fails', async () => {
     const created = (await create({ ...valid, name: 'doomed' })).body;
     await move(created.clusterId, 'provisioning').expect(200);

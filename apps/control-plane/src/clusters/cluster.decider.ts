@@ -157,6 +157,33 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
   }
 };
 
+/**
+ * The versions after a move, for the state and the read model alike: the target is kept
+ * through `failed` and its retry back to `upgrading` (a retry's move names no version), and
+ * becomes the version once the upgrade reaches `running`.
+ */
+export const versionsAfter = (
+  cluster: { readonly k8sVersion: string | null; readonly targetVersion: string | null },
+  move: Pick<
+    Extract<ClusterEvent, { type: 'ClusterTransitioned' }>['data'],
+    'from' | 'to' | 'k8sVersion'
+  >,
+): { k8sVersion: string | null; targetVersion: string | null } => {
+  const { from, to } = move;
+  return {
+    k8sVersion:
+      from === 'upgrading' && to === 'running'
+        ? (cluster.targetVersion ?? cluster.k8sVersion)
+        : cluster.k8sVersion,
+    targetVersion:
+      to === 'upgrading'
+        ? (move.k8sVersion ?? (from === 'failed' ? cluster.targetVersion : null))
+        : to === 'failed'
+          ? cluster.targetVersion
+          : null,
+  };
+};
+
 export const evolveCluster = (state: ClusterState, event: ClusterEvent): ClusterState => {
   switch (event.type) {
     case 'ClusterRequested': {
@@ -190,16 +217,7 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
         ...cluster,
         status: to,
         failedFrom: to === 'failed' ? from : null,
-        k8sVersion:
-          from === 'upgrading' && to === 'running'
-            ? (cluster.targetVersion ?? cluster.k8sVersion)
-            : cluster.k8sVersion,
-        targetVersion:
-          to === 'upgrading'
-            ? (event.data.k8sVersion ?? null)
-            : to === 'failed'
-              ? cluster.targetVersion
-              : null,
+        ...versionsAfter(cluster, event.data),
       };
     }
     case 'ClusterPoolAdded': {

@@ -149,6 +149,47 @@ describe('cluster lifecycle', () => {
     spec.given([]).when(upgrade('1.31.0')).thenRefuses('not_found');
   });
 
+  describe('when an upgrade failed', () => {
+    const upgrading: ClusterEvent = {
+      type: 'ClusterTransitioned',
+      data: {
+        clusterId: 'c1',
+        from: 'running',
+        to: 'upgrading',
+        reason: 'upgrade to 1.31.0',
+        k8sVersion: '1.31.0',
+        at,
+      },
+    };
+    const failed = [...running, upgrading, moved('upgrading', 'failed')];
+
+    it('retries it toward the same version and ends running at it', () => {
+      expect(spec.given(failed).state).toMatchObject({ targetVersion: '1.31.0' });
+      spec
+        .given(failed)
+        .when(go('upgrading'))
+        .then([moved('failed', 'upgrading')]);
+      const retried = [...failed, moved('failed', 'upgrading')];
+      expect(spec.given(retried).state).toMatchObject({
+        status: 'upgrading',
+        k8sVersion: '1.30.4',
+        targetVersion: '1.31.0',
+      });
+      expect(spec.given([...retried, moved('upgrading', 'running')]).state).toMatchObject({
+        status: 'running',
+        k8sVersion: '1.31.0',
+        targetVersion: null,
+      });
+    });
+
+    it('keeps its version when deleted instead', () => {
+      expect(spec.given([...failed, moved('failed', 'deleting')]).state).toMatchObject({
+        k8sVersion: '1.30.4',
+        targetVersion: null,
+      });
+    });
+  });
+
   it('treats a step reported twice as done', () => {
     spec.given(running).when(go('running')).thenNothing();
   });

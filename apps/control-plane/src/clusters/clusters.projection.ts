@@ -1,6 +1,7 @@
 import { Projection } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { assertNever } from '../../../../libs/kernel/src';
+import { versionsAfter } from './cluster.decider';
 import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
@@ -93,16 +94,7 @@ export const projectCluster = (
         ...doc,
         _rev: revision,
         status: to,
-        k8sVersion:
-          from === 'upgrading' && to === 'running'
-            ? (doc.targetVersion ?? doc.k8sVersion)
-            : doc.k8sVersion,
-        targetVersion:
-          to === 'upgrading'
-            ? (event.data.k8sVersion ?? null)
-            : to === 'failed'
-              ? doc.targetVersion
-              : null,
+        ...versionsAfter(doc, event.data),
         history: [...doc.history, { from, to, reason, at }],
         updatedAt: at,
       };
