@@ -112,6 +112,24 @@ describe('node pools over HTTP', () => {
     ).toBe(400);
   });
 
+  it('refuses a name with a hyphen at either end, naming that rule', async () => {
+    for (const name of ['a-', '-a', '-', 'A', 'a'.repeat(41)]) {
+      const res = await createPool('pc1', { name, kind: 'cpu' });
+      expect([res.status, res.body.error.details.fields]).toEqual([
+        400,
+        [
+          {
+            field: 'name',
+            problems: [
+              'name must be 1-40 characters of [a-z0-9-], starting and ending with a letter or digit',
+            ],
+          },
+        ],
+      ]);
+    }
+    expect((await createPool('pc1', { name: 'a-1', kind: 'cpu' })).status).toBe(201);
+  });
+
   it('takes one of several pools created at once under one name, refusing the rest', async () => {
     for (let round = 0; round < 5; round++) {
       const name = `twin-${round}`;

@@ -65,10 +65,15 @@ export class AutoscalingDto {
 }
 
 export class CreateNodePoolDto {
-  @ApiProperty({ example: 'l40s-a', description: 'unique in its cluster; [a-z0-9-], 1-40' })
+  @ApiProperty({
+    example: 'l40s-a',
+    description:
+      'unique in its cluster; 1-40 characters of [a-z0-9-], starting and ending with a letter or digit',
+  })
   @IsString()
   @Matches(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, {
-    message: 'name must be 1-40 characters of [a-z0-9-]',
+    message:
+      'name must be 1-40 characters of [a-z0-9-], starting and ending with a letter or digit',
   })
   name!: string;
 
