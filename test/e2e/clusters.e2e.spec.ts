@@ -206,8 +206,22 @@ describe('clusters over HTTP', () => {
     const overlap = await create({ ...valid, serviceCidr: '10.244.128.0/17' });
     expect(overlap.status).toBe(400);
     expect(overlap.body.error.details.fields[0].field).toBe('serviceCidr');
-    expect((await create({ ...valid, podCidr: '10.244.0.1/16' })).status).toBe(400);
-    expect((await create({ ...valid, podCidr: '10.244.0.0/40' })).status).toBe(400);
+    const rule = 'must be an IPv4 CIDR a.b.c.d/n (octets 0-255 without leading zeros, n 0-32)';
+    const told: Record<string, string> = {
+      '10.244.0.1/16': 'must have no host bits set (10.244.0.1/16 lies in 10.244.0.0/16)',
+      '10.244.0.0/40': `${rule}: prefix /40 is above 32`,
+      '10.244.0.0/33': `${rule}: prefix /33 is above 32`,
+      '010.244.0.0/16': `${rule}: octet 010 has a leading zero`,
+      '256.1.0.0/16': `${rule}: octet 256 is above 255`,
+      '10.244.0/16': `podCidr ${rule}`,
+    };
+    for (const [podCidr, problem] of Object.entries(told)) {
+      const res = await create({ ...valid, podCidr });
+      expect([res.status, res.body.error.details.fields]).toEqual([
+        400,
+        [{ field: 'podCidr', problems: [problem] }],
+      ]);
+    }
     expect((await create({ ...valid, extra: 1 })).status).toBe(400);
     expect((await create(valid, alice)).status).toBe(403);
   });

@@ -1,7 +1,7 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
 import { clusterDecider } from './cluster.decider';
 import { ClusterEvent, ClusterStatus } from './cluster.events';
-import { cidrsOverlap, parseCidr } from './cidr';
+import { checkCidr, cidrsOverlap, parseCidr } from './cidr';
 
 const spec = deciderSpec(clusterDecider);
 const at = '2026-12-02T10:00:00.000Z';
@@ -241,5 +241,19 @@ describe('CIDRs', () => {
     const a = parseCidr('10.0.0.0/8')!;
     expect(cidrsOverlap(a, parseCidr('10.96.0.0/12')!)).toBe(true);
     expect(cidrsOverlap(parseCidr('10.244.0.0/16')!, parseCidr('10.96.0.0/12')!)).toBe(false);
+  });
+
+  it('tells what is wrong with a text that is no block', () => {
+    const rule = 'must be an IPv4 CIDR a.b.c.d/n (octets 0-255 without leading zeros, n 0-32)';
+    expect(checkCidr('0.0.0.0/0')).toEqual({ cidr: { base: 0, prefix: 0 } });
+    expect(checkCidr('10.244.0/16')).toEqual({ problem: rule });
+    expect(checkCidr('010.244.0.0/16')).toEqual({
+      problem: `${rule}: octet 010 has a leading zero`,
+    });
+    expect(checkCidr('10.256.0.0/16')).toEqual({ problem: `${rule}: octet 256 is above 255` });
+    expect(checkCidr('10.244.0.0/33')).toEqual({ problem: `${rule}: prefix /33 is above 32` });
+    expect(checkCidr('10.244.3.1/22')).toEqual({
+      problem: 'must have no host bits set (10.244.3.1/22 lies in 10.244.0.0/22)',
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { CIDR_RULE } from './cidr';
 import { CLUSTER_STATUSES, ClusterStatus } from './cluster.events';
 
 const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;
@@ -19,12 +20,12 @@ export class CreateClusterDto {
 
   @ApiProperty({ example: '10.244.0.0/16', description: 'IPv4 CIDR, no host bits set' })
   @IsString()
-  @Matches(CIDR, { message: 'podCidr must be an IPv4 CIDR' })
+  @Matches(CIDR, { message: `podCidr must be ${CIDR_RULE}` })
   podCidr!: string;
 
   @ApiProperty({ example: '10.96.0.0/12', description: 'IPv4 CIDR, not overlapping podCidr' })
   @IsString()
-  @Matches(CIDR, { message: 'serviceCidr must be an IPv4 CIDR' })
+  @Matches(CIDR, { message: `serviceCidr must be ${CIDR_RULE}` })
   serviceCidr!: string;
 }
 

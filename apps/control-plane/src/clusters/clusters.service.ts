@@ -11,7 +11,7 @@ import { ClusterCommand, clusterAggregate } from './cluster.decider';
 import { clusterLivenessAggregate } from './cluster-liveness.decider';
 import { ClusterStatus } from './cluster.events';
 import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
-import { cidrsOverlap, parseCidr } from './cidr';
+import { checkCidr, cidrsOverlap } from './cidr';
 
 export const CLUSTERS_PROJECTION = 'projection:clusters';
 
@@ -34,17 +34,12 @@ export class ClustersService {
     input: ClusterInput,
     ctx: CommandContext,
   ): Promise<{ clusterId: string; status: ClusterStatus }> {
-    const pod = parseCidr(input.podCidr);
-    const service = parseCidr(input.serviceCidr);
+    const pod = checkCidr(input.podCidr);
+    const service = checkCidr(input.serviceCidr);
     const problems: Array<{ field: string; problems: string[] }> = [];
-    if (!pod)
-      problems.push({ field: 'podCidr', problems: ['must be an IPv4 CIDR with no host bits set'] });
-    if (!service)
-      problems.push({
-        field: 'serviceCidr',
-        problems: ['must be an IPv4 CIDR with no host bits set'],
-      });
-    if (pod && service && cidrsOverlap(pod, service)) {
+    if ('problem' in pod) problems.push({ field: 'podCidr', problems: [pod.problem] });
+    if ('problem' in service) problems.push({ field: 'serviceCidr', problems: [service.problem] });
+    if ('cidr' in pod && 'cidr' in service && cidrsOverlap(pod.cidr, service.cidr)) {
       problems.push({ field: 'serviceCidr', problems: [`overlaps podCidr ${input.podCidr}`] });
     }
     if (problems.length) throw validationFailed(problems);
