@@ -144,3 +144,47 @@ describe('the OpenAPI document at /docs-json', () => {
     expect(bundle.headers['content-type']).toMatch(/javascript/);
   });
 });
+
+describe('a malformed id in any path', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({}, { redis: false });
+  });
+  afterAll(async () => t.close());
+
+  // Stream ids are free-form (any stream of the log); every other id has a format.
+  const FREE_FORM = new Set(['streamId']);
+
+  it('is 400 validation_failed naming it, not a 404 for something that could not exist', async () => {
+    const doc = (await request(t.url).get('/docs-json')).body as OpenAPIObject;
+    const admin = await t.auth('root', ['admin']);
+    const seen: string[] = [];
+    for (const op of operationsOf(doc)) {
+      for (const bad of op.pathParams.filter((p) => !FREE_FORM.has(p))) {
+        const path = op.pathParams.reduce(
+          (p, name) =>
+            p.replace(
+              `{${name}}`,
+              name === bad ? 'Bad%20ID!' : '00000000-0000-4000-8000-000000000000',
+            ),
+          op.path,
+        );
+        const method = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+        const res = await request(t.url)[method](path).set(admin);
+        const named = (res.body.error?.details?.fields ?? []).map(
+          (f: { field: string }) => f.field,
+        );
+        // With no body sent, a route that takes one may name its body's fields first.
+        expect({ route: `${op.method} ${op.path}`, status: res.status }).toEqual({
+          route: `${op.method} ${op.path}`,
+          status: 400,
+        });
+        if (op.bodyProperties === null) expect(named).toEqual([bad]);
+        seen.push(bad);
+      }
+    }
+    expect(new Set(seen)).toEqual(
+      new Set(['nodeId', 'sessionId', 'drainId', 'operationId', 'poolId', 'clusterId']),
+    );
+  });
+});

@@ -1,3 +1,4 @@
+import { ClusterIdPipe } from '../platform/http/ids';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
@@ -57,7 +58,7 @@ export class ClustersController {
   @Roles('admin')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async upgrade(
-    @Param('clusterId') clusterId: string,
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
     @Body() body: UpgradeClusterDto,
     @Ctx() ctx: CommandContext,
   ): Promise<OperationAccepted> {
@@ -84,7 +85,7 @@ export class ClustersController {
   @Roles('admin')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async repair(
-    @Param('clusterId') clusterId: string,
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
     @Ctx() ctx: CommandContext,
   ): Promise<OperationAccepted> {
     const cluster = await this.clusters.get(clusterId);
@@ -106,7 +107,7 @@ export class ClustersController {
   @ApiOkResponse({ type: ClusterView })
   @ApiBody({ type: ConfirmOutageDto, required: false })
   confirmOutage(
-    @Param('clusterId') clusterId: string,
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
     @Body() body: ConfirmOutageDto,
     @Ctx() ctx: CommandContext,
   ) {
@@ -116,7 +117,7 @@ export class ClustersController {
   @Get(':clusterId')
   @Roles('admin', 'auditor')
   @ApiOkResponse({ type: ClusterView })
-  get(@Param('clusterId') clusterId: string) {
+  get(@Param('clusterId', ClusterIdPipe) clusterId: string) {
     return this.clusters.get(clusterId);
   }
 
@@ -126,7 +127,7 @@ export class ClustersController {
   @Roles('admin')
   @ApiOkResponse({ type: ClusterView })
   transition(
-    @Param('clusterId') clusterId: string,
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
     @Body() body: TransitionClusterDto,
     @Ctx() ctx: CommandContext,
   ) {

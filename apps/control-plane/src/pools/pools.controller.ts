@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nest
 import { CommandContext } from '../../../../libs/kernel/src';
 import { NodeView } from '../nodes/nodes.dto';
 import { Roles } from '../platform/auth/decorators';
-import { checkId } from '../platform/http/ids';
+import { checkId, ClusterIdPipe } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
 import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
 import { PoolsService } from './pools.service';
@@ -19,7 +19,7 @@ export class PoolsController {
   @Roles('admin')
   @ApiCreatedResponse({ type: PoolView })
   create(
-    @Param('clusterId') clusterId: string,
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
     @Body() body: CreateNodePoolDto,
     @Ctx() ctx: CommandContext,
   ): Promise<PoolView> {
@@ -28,7 +28,7 @@ export class PoolsController {
 
   @Get('clusters/:clusterId/node-pools')
   @Roles('admin', 'auditor')
-  list(@Param('clusterId') clusterId: string): Promise<{ items: PoolView[] }> {
+  list(@Param('clusterId', ClusterIdPipe) clusterId: string): Promise<{ items: PoolView[] }> {
     return this.pools.list(clusterId);
   }
 

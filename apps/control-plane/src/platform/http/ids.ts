@@ -1,3 +1,4 @@
+import { Injectable, PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../errors/error-envelope';
 
 /**
@@ -33,3 +34,11 @@ export const checkClusterId = (id: string): string => {
   }
   return id;
 };
+
+/** `@Param('clusterId', ClusterIdPipe)`: a malformed cluster id in a path is 400, as in a filter. */
+@Injectable()
+export class ClusterIdPipe implements PipeTransform<string, string> {
+  transform(id: string): string {
+    return checkClusterId(id);
+  }
+}
