@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import Redis from 'ioredis';
 import { startApp, TestApp } from '../support/app';
-import { eventually } from '../support/reports';
+import { eventually, gpuNode, report, sleep } from '../support/reports';
 import { randomUUID } from 'node:crypto';
 import { CommandPipeline } from '../../libs/cqrs/src';
 import { systemContext } from '../../libs/kernel/src';
@@ -418,6 +418,99 @@ describe('operations with a provisioner that never delivers', () => {
         (await request(t.url).get(`/v1/node-pools/${pool.poolId}`).set(admin)).body.operation ===
         null,
     );
+  });
+});
+
+describe('scale-in with a provisioner whose removed nodes fall silent (NODE_STALE_SEC=2)', () => {
+  let t: TestApp;
+  let server: http.Server;
+  let admin: Record<string, string>;
+  let h: ReturnType<typeof helpers>;
+  const asked: string[] = [];
+  const removalsAsked = () => asked.filter((r) => r === 'POST /v1/node-requests/remove').length;
+  beforeAll(async () => {
+    let url: string;
+    ({ server, url } = await neverDelivering((request) => asked.push(request)));
+    t = await startApp({ NODE_STALE_SEC: '2', OPERATION_DEADLINE_SEC: '20', PROVISIONER_URL: url });
+    admin = await t.auth('root', ['admin']);
+    h = helpers(t, admin);
+  });
+  afterAll(async () => {
+    await t.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** The operator reports the hosts `up()` names every 300 ms (the others are silent) until stopped. */
+  const reporting = async (clusterId: string, up: () => string[]) => {
+    const operator = await t.auth('op', ['operator'], [clusterId]);
+    const send = () =>
+      request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send(
+          report(
+            clusterId,
+            up().map((host) => gpuNode(host)),
+          ),
+        )
+        .expect(200);
+    const ids = new Map<string, string>(
+      (await send()).body.nodes.map((n: Node) => [n.hostname, n.nodeId]),
+    );
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        await sleep(300);
+        await send();
+      }
+    })();
+    return {
+      ids,
+      stop: async () => {
+        running = false;
+        await loop;
+      },
+    };
+  };
+
+  const gpuPool = (clusterId: string, name: string) =>
+    h.createPool(clusterId, { name, kind: 'gpu', gpuType: 'L40S' });
+  const assign = (nodeId: string, poolId: string) =>
+    request(t.url).put(`/v1/nodes/${nodeId}/pool`).set(admin).send({ poolId });
+
+  it('scales most of a cluster away: the removed nodes go offline and are deleted, and the guard stays quiet', async () => {
+    const clusterId = 'scale-in-silent';
+    const pooled = ['p-1', 'p-2', 'p-3', 'p-4'];
+    let silent = new Set<string>();
+    const operator = await reporting(clusterId, () =>
+      ['k-1', ...pooled].filter((host) => !silent.has(host)),
+    );
+    try {
+      const pool = await gpuPool(clusterId, 'p1');
+      await gpuPool(clusterId, 'p2');
+      for (const host of pooled) {
+        await assign(operator.ids.get(host)!, pool.poolId).expect(200);
+      }
+      const before = removalsAsked();
+      const res = await h.scale(pool.poolId, 0);
+      expect(res.status).toBe(202);
+      // The provisioner takes the VMs down once asked: their reports simply stop.
+      await eventually(async () => removalsAsked() > before);
+      silent = new Set(pooled);
+      const op = await h.finished(res.body.operationId, 30_000);
+      expect(op).toMatchObject({ status: 'succeeded', error: null });
+      expect(await h.nodesOf(pool.poolId)).toEqual([]);
+      await sleep(500);
+      const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
+      expect(cluster.reports).toMatchObject({ status: 'reporting', heldNodes: [] });
+      const notes = (await request(t.url).get('/v1/notifications?limit=1000').set(admin)).body
+        .items as Array<{ type: string; clusterId: string }>;
+      expect(
+        notes.filter((n) => n.type === 'cluster_reports_stalled' && n.clusterId === clusterId),
+      ).toEqual([]);
+    } finally {
+      await operator.stop();
+    }
   });
 });
 

@@ -4,7 +4,11 @@ import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { clusterLivenessAggregate, isMassFailure } from '../clusters/cluster-liveness.decider';
+import {
+  clusterLivenessAggregate,
+  isMassFailure,
+  weighSilence,
+} from '../clusters/cluster-liveness.decider';
 import { clusterLivenessCodec, clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
@@ -13,7 +17,7 @@ import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
 import { Heartbeat, HeartbeatStore } from './heartbeat/heartbeat.store';
 import { nodeAggregate } from './node.aggregate';
-import { nodeCodec, nodeStreamId } from './node.events';
+import { isBeingRemoved, nodeCodec, nodeStreamId } from './node.events';
 import { NODES, NodeDoc } from './nodes.projection';
 
 export const OFFLINE_TIMEOUT_QUEUE = 'node-offline-timeout';
@@ -245,11 +249,22 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       const nodes = await Promise.all(
         ids.map((id) => this.pipeline.load(nodeAggregate, nodeStreamId(id))),
       );
-      const online: Array<{ nodeId: string; clusterId: string; changedAt: string }> = [];
+      const online: Array<{
+        nodeId: string;
+        clusterId: string;
+        changedAt: string;
+        removing: boolean;
+      }> = [];
       ids.forEach((nodeId, i) => {
         const { state } = nodes[i];
         if (state.status === 'online') {
-          online.push({ nodeId, clusterId: state.clusterId, changedAt: state.changedAt });
+          const { clusterId, changedAt } = state;
+          online.push({
+            nodeId,
+            clusterId,
+            changedAt,
+            removing: isBeingRemoved(state.removal, now),
+          });
         }
       });
       const beats = await this.heartbeats.get(online.map((n) => n.nodeId));
@@ -266,12 +281,16 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         ),
       );
       const due: Array<{ nodeId: string; clusterId: string; seen: number }> = [];
-      online.forEach(({ nodeId, clusterId, changedAt }, i) => {
+      online.forEach(({ nodeId, clusterId, changedAt, removing }, i) => {
         const cluster = clusters.get(clusterId)!;
         const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
         const seen = this.lastSeen(nodeId, beats[i], changedAt, now);
         const reference = this.reference(seen.at, resumedAt);
         if (reference + this.staleMs > now) outcomes.set(nodeId, this.arm(nodeId, reference));
+        // A pool operation is removing it: its silence is expected, never held, and the
+        // operation deletes it once offline.
+        else if (removing)
+          outcomes.set(nodeId, this.timeOut(nodeId, seen.proof, now, causes.get(nodeId)));
         else due.push({ nodeId, clusterId, seen: seen.proof });
       });
       const stalled = new Map<string, Promise<Holds>>();
@@ -339,14 +358,22 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       cluster.state.status === 'reporting' && cluster.state.outageConfirmedAt
         ? Date.parse(cluster.state.outageConfirmedAt)
         : null;
-    const judged = online
-      .map((n, i) => ({ n, seen: this.lastSeen(n.nodeId, beats[i], n.changedAt, now) }))
-      // Silence an admin confirmed as an outage is not held again: those nodes go offline.
-      .filter(({ seen }) => confirmed === null || seen.at >= confirmed);
-    // Nodes report every few seconds, so one silent for half a window stopped with the others;
-    // counting only fully stale ones would let the first few of a mass failure go offline.
-    const stale = judged.filter(
-      ({ seen }) => this.reference(seen.at, resumedAt) + this.staleMs / 2 <= now,
+    // Silence an admin confirmed as an outage is not held again, and nodes a pool operation
+    // is removing are expected to fall silent: both left out (see weighSilence).
+    const { judged, stale } = weighSilence(
+      online.map((n, i) => {
+        const seen = this.lastSeen(n.nodeId, beats[i], n.changedAt, now);
+        return {
+          n,
+          seen,
+          seenAt: seen.at,
+          silentSince: this.reference(seen.at, resumedAt),
+          removal: n.removal ?? null,
+        };
+      }),
+      now,
+      this.staleMs,
+      confirmed,
     );
     if (cluster.state.status === 'stalled') {
       // The stall holds the nodes that fell silent together, not every node that falls silent
@@ -390,7 +417,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         systemContext(commandId, { now: new Date(now) }),
       );
       this.logger.warn(
-        `cluster ${clusterId}: ${stale.length} of ${online.length} online nodes stopped reporting together; holding them`,
+        `cluster ${clusterId}: ${stale.length} of ${judged.length} online nodes stopped reporting together; holding them`,
       );
     }
     const holds: Holds = () => stalled;

@@ -57,6 +57,12 @@ export type NodeDoc = {
   registeredAt: string;
   /** Receive time of the last report that changed something (heartbeats live elsewhere). */
   changedAt: string;
+  /**
+   * The removal a pool operation asked for (its deadline `until`): the mass-failure guard
+   * leaves the node out meanwhile. Absent when none was, and from documents projected before
+   * it was kept.
+   */
+  removal?: { operationId: string; until: string };
 };
 
 /**
@@ -211,7 +217,10 @@ export const projectNode = (
     case 'NodeDrainStarted':
       return next({ drain: { drainId: event.data.drainId, status: 'running' } });
     case 'NodeRemovalRequested':
-      return next({}); // the screen shows it cordoned, as it already is
+      // The screen shows it cordoned, as it already is; the guard reads the removal.
+      return next({
+        removal: { operationId: event.data.operationId, until: event.data.until },
+      });
     case 'NodeDrainEnded':
       return next({
         drain:

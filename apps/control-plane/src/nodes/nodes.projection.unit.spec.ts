@@ -150,4 +150,16 @@ describe('the Nodes screen projection', () => {
     expect(cordoned.status).toBe('cordoned');
     expect(offline).toMatchObject({ status: 'offline', offlineReason: 'heartbeat_timeout' });
   });
+
+  it('keeps the removal a pool operation asked for (the mass-failure guard leaves the node out)', () => {
+    const until = '2026-12-03T08:10:00.000Z';
+    const [before, cordoned, marked] = given(
+      registered,
+      { type: 'NodeCordoned', data: { nodeId: 'n1', reason: 'drain d1', at } },
+      { type: 'NodeRemovalRequested', data: { nodeId: 'n1', operationId: 'op1', until, at } },
+    );
+    expect(before.removal).toBeUndefined();
+    expect(marked.removal).toEqual({ operationId: 'op1', until });
+    expect(marked.status).toBe(cordoned.status);
+  });
 });
