@@ -512,6 +512,43 @@ describe('scale-in with a provisioner whose removed nodes fall silent (NODE_STAL
       await operator.stop();
     }
   });
+
+  it('refuses to move a node on its way out to another pool (node_being_removed); the scale-in goes through', async () => {
+    const clusterId = 'scale-in-move';
+    let silent = new Set<string>();
+    const operator = await reporting(clusterId, () =>
+      ['a-1', 'a-2', 'b-1'].filter((host) => !silent.has(host)),
+    );
+    try {
+      const poolA = await gpuPool(clusterId, 'pool-a');
+      const poolB = await gpuPool(clusterId, 'pool-b');
+      await assign(operator.ids.get('a-1')!, poolA.poolId).expect(200);
+      await assign(operator.ids.get('a-2')!, poolA.poolId).expect(200);
+      await assign(operator.ids.get('b-1')!, poolB.poolId).expect(200);
+      const before = removalsAsked();
+      const res = await h.scale(poolA.poolId, 1);
+      expect(res.status).toBe(202);
+      // Asked: the node is marked for removal, and still reporting.
+      await eventually(async () => removalsAsked() > before);
+      const [leaving] = (await h.operation(res.body.operationId)).nodes;
+      const moved = await assign(leaving.nodeId, poolB.poolId);
+      expect(moved.status).toBe(409);
+      expect(moved.body.error).toMatchObject({
+        code: 'node_being_removed',
+        details: { operationId: res.body.operationId },
+      });
+      const node = (await request(t.url).get(`/v1/nodes/${leaving.nodeId}`).set(admin)).body;
+      expect(node.poolId).toBe(poolA.poolId);
+      // The provisioner takes it down: it goes offline and is deleted out of pool-a only.
+      silent = new Set([leaving.hostname]);
+      const op = await h.finished(res.body.operationId, 30_000);
+      expect(op).toMatchObject({ status: 'succeeded', error: null });
+      expect((await h.nodesOf(poolA.poolId)).map((n) => n.hostname)).toHaveLength(1);
+      expect((await h.nodesOf(poolB.poolId)).map((n) => n.hostname)).toEqual(['b-1']);
+    } finally {
+      await operator.stop();
+    }
+  });
 });
 
 describe('autoscaling', () => {

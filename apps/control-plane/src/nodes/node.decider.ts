@@ -17,6 +17,7 @@ import {
   NodeState,
   evolveNode,
   initialNodeState,
+  isBeingRemoved,
 } from './node.events';
 
 /** One node as the operator reports it (normalised at the edge: times are ISO strings). */
@@ -250,6 +251,23 @@ const refuse = (code: string, message: string, details: Record<string, unknown> 
   throw new DomainError(code, message, 'conflict', details);
 };
 
+/**
+ * A node a pool operation is removing (until its deadline) stays as the operation left it:
+ * neither uncordoned (sessions would land on it) nor moved to another pool (the operation
+ * would still delete it, out of that pool).
+ */
+const refuseWhileBeingRemoved = (node: NodeFacts, at: string): void => {
+  const removal = node.removal;
+  if (removal && isBeingRemoved(removal, Date.parse(at))) {
+    throw new DomainError(
+      'node_being_removed',
+      `node ${node.hostname} is being removed by operation ${removal.operationId}`,
+      'conflict',
+      { operationId: removal.operationId },
+    );
+  }
+};
+
 /** Picks the cards (or vCPUs) a session takes on this node, or refuses with the reason. */
 export const chooseAllocation = (
   node: NodeFacts & { status: 'online' | 'offline' },
@@ -331,15 +349,7 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
     case 'UncordonNode': {
       const node = existing(state);
       if (!node.cordon.desired) return [];
-      const removal = node.removal;
-      if (removal && Date.parse(command.data.at) < Date.parse(removal.until)) {
-        throw new DomainError(
-          'node_being_removed',
-          `node ${node.hostname} is being removed by operation ${removal.operationId}`,
-          'conflict',
-          { operationId: removal.operationId },
-        );
-      }
+      refuseWhileBeingRemoved(node, command.data.at);
       return [{ type: 'NodeUncordoned', data: { nodeId: node.nodeId, at: command.data.at } }];
     }
     case 'RequestNodeRemoval': {
@@ -416,6 +426,7 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
     case 'AssignNodeToPool': {
       const node = existing(state);
       if (node.poolId === command.data.poolId) return [];
+      refuseWhileBeingRemoved(node, command.data.at);
       return [
         {
           type: 'NodeAssignedToPool',

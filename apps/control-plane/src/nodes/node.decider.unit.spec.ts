@@ -462,6 +462,30 @@ describe('node', () => {
         .when({ type: 'UncordonNode', data: at(UNTIL) })
         .then([{ type: 'NodeUncordoned', data: { nodeId: 'n1', at: UNTIL } }]);
     });
+
+    it('refuses a move to another pool while the removal holds (node_being_removed), and takes it after the deadline', () => {
+      const pooled: NodeEvent = {
+        type: 'NodeAssignedToPool',
+        data: { nodeId: 'n1', poolId: 'pool-a', at: T0 },
+      };
+      const move = (when: string) =>
+        ({ type: 'AssignNodeToPool', data: { poolId: 'pool-b', at: when } }) as const;
+      spec
+        .given([registered(), pooled, cordoned, requested])
+        .when(move(T2))
+        .thenRefuses('node_being_removed');
+      // Asking for the pool it is in changes nothing: no refusal.
+      spec
+        .given([registered(), pooled, cordoned, requested])
+        .when({ type: 'AssignNodeToPool', data: { poolId: 'pool-a', at: T2 } })
+        .thenNothing();
+      spec
+        .given([registered(), pooled, cordoned, requested])
+        .when(move(UNTIL))
+        .then([
+          { type: 'NodeAssignedToPool', data: { nodeId: 'n1', poolId: 'pool-b', at: UNTIL } },
+        ]);
+    });
   });
 
   describe('cordon sync deadline', () => {

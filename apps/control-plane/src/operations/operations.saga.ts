@@ -452,9 +452,10 @@ export class OperationsSaga {
    * Before the provisioner is asked to remove nodes, each is marked for removal on its own
    * stream. The node decides: one an admin uncordoned since its drain (queued sessions may land
    * on it again), or that holds sessions, is refused (`node_in_use`), the operation fails naming
-   * it, and nothing is removed; once marked, an uncordon is refused (`node_being_removed`) until
-   * the operation's deadline, so nothing is placed on a node on its way out. Deciding on the
-   * stream, not on a read, settles a race with an uncordon either way.
+   * it, and nothing is removed; once marked, an uncordon or a move to another pool is refused
+   * (`node_being_removed`) until the operation's deadline, so nothing is placed on a node on its
+   * way out and no other pool loses it. Deciding on the stream, not on a read, settles a race
+   * with an uncordon or a move either way.
    */
   private async markForRemoval(
     op: Running,
