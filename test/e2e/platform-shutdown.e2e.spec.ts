@@ -1,3 +1,4 @@
+import net from 'node:net';
 import request from 'supertest';
 import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
 import { DELAYED_JOBS, EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
@@ -57,6 +58,54 @@ describe('graceful shutdown', () => {
     expect(order).toEqual(['answered', 'closed']);
 
     await expect(request(t.url).get('/health/live')).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('a request arriving while the app closes', () => {
+  it('is turned away with 503 unavailable in the envelope, Retry-After 1, nothing done', async () => {
+    const t = await startApp();
+    const store = t.app.get<EventStore>(EVENT_STORE);
+    const readAll = store.readAll.bind(store);
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    jest.spyOn(store, 'readAll').mockImplementation(async (options: ReadAllOptions) => {
+      if (options.limit === MARKER_LIMIT) {
+        entered();
+        await sleep(500);
+      }
+      return readAll(options);
+    });
+    const auth = await t.auth('ann', ['auditor']);
+    // Sent now (supertest sends once its promise is asked for).
+    const held = request(t.url)
+      .get(`/v1/events?limit=${MARKER_LIMIT}`)
+      .set(auth)
+      .then((res) => res);
+    // A connection already open, its request half sent when the close begins.
+    const port = Number(new URL(t.url).port);
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /health/live HTTP/1.1\r\nHost: x\r\n');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    const ended = new Promise((resolve) => socket.once('close', resolve));
+    await inHandler;
+    const closing = t.app.close();
+    await sleep(100);
+    socket.write('\r\n');
+    await ended;
+    expect((await held).status).toBe(200);
+    await closing;
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 503 /);
+    expect(head.toLowerCase()).toContain('retry-after: 1');
+    expect(JSON.parse(body)).toEqual({
+      error: {
+        code: 'unavailable',
+        message: expect.stringContaining('shutting down'),
+        details: expect.objectContaining({ correlationId: expect.any(String) }),
+      },
+    });
   });
 });
 

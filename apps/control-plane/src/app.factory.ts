@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import v8 from 'node:v8';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { UnavailableError } from '../../../libs/kernel/src';
 import { Config } from './config/config';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './platform/errors/error.filter';
@@ -67,6 +68,8 @@ export const createApp = async (
     routerOptions: { maxParamLength: 256 },
     frameworkErrors,
     clientErrorHandler: clientErrors,
+    // Fastify's own 503 while closing is a body of its own: ours (below) is the envelope.
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, secret.secret),
@@ -95,12 +98,27 @@ export const createApp = async (
     const limit = INVENTORY_BODY_LIMITS.get(`${String(route.method)} ${route.url}`);
     if (limit !== undefined) route.bodyLimit = Math.max(limit, config.bodyLimitBytes);
   });
+  const errors = new ErrorFilter();
+  app.useGlobalFilters(errors);
+  // Shutting down: requests still arriving on open connections (the server takes no new
+  // ones) are turned away as a store out of reach is, 503 with Retry-After, nothing done.
+  const shuttingDown = new UnavailableError('the control plane (shutting down)', null);
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   fastify.addHook('onRequest', (request, reply, done) => {
     const given = request.headers[CORRELATION_HEADER];
     const correlationId =
       typeof given === 'string' && SAFE_ID.test(given) ? given : String(request.id);
     (request as unknown as { correlationId: string }).correlationId = correlationId;
     void reply.header(CORRELATION_HEADER, correlationId);
+    if (closing) {
+      void reply.header('connection', 'close');
+      void errors.send(shuttingDown, request, reply);
+      return;
+    }
     const refused = unsupportedVersion(request.raw);
     if (refused) {
       // Answered here, before any route runs; the connection is not reused.
@@ -110,8 +128,6 @@ export const createApp = async (
     done();
   });
   installIdempotency(app, app.get<IdempotencyStore>(IDEMPOTENCY_STORE), app.get(TokenService));
-  const errors = new ErrorFilter();
-  app.useGlobalFilters(errors);
   if (options.leanRoutes !== false) {
     installLeanRoutes(
       app,
