@@ -5,7 +5,7 @@ import { DELAYED_JOBS, EVENT_STORE } from '../../apps/control-plane/src/platform
 import { SubscriptionRunner } from '../../libs/cqrs/src';
 import { DelayedJobs } from '../../libs/jobs/src/port';
 import { EventStoreInUseError } from '../../libs/eventstore/src/sqlite-event-store';
-import { startApp } from '../support/app';
+import { startApp, TestApp } from '../support/app';
 import { ChildApp, ensureBuilt, startChildApp } from '../support/child-app';
 import { OwnRedis } from '../support/own-redis';
 
@@ -23,21 +23,30 @@ const waitFor = async (check: () => Promise<boolean>, ms = 10_000): Promise<void
 // A limit no other reader uses, so only the request under test is slowed down.
 const MARKER_LIMIT = 777;
 
+/**
+ * Reads of the log with MARKER_LIMIT take 500 ms: a request in flight while the app closes.
+ * Resolves when such a read has begun.
+ */
+const holdMarkedReads = (t: TestApp): Promise<void> => {
+  const store = t.app.get<EventStore>(EVENT_STORE);
+  const readAll = store.readAll.bind(store);
+  let entered!: () => void;
+  const inHandler = new Promise<void>((resolve) => (entered = resolve));
+  jest.spyOn(store, 'readAll').mockImplementation(async (options: ReadAllOptions) => {
+    if (options.limit === MARKER_LIMIT) {
+      entered();
+      await sleep(500);
+    }
+    return readAll(options);
+  });
+  return inHandler;
+};
+
 describe('graceful shutdown', () => {
   it('lets a request in flight complete when the app closes, then refuses new ones', async () => {
     const t = await startApp();
     const auth = await t.auth('ann', ['auditor']);
-    const store = t.app.get<EventStore>(EVENT_STORE);
-    const readAll = store.readAll.bind(store);
-    let entered!: () => void;
-    const inHandler = new Promise<void>((resolve) => (entered = resolve));
-    jest.spyOn(store, 'readAll').mockImplementation(async (options: ReadAllOptions) => {
-      if (options.limit === MARKER_LIMIT) {
-        entered();
-        await sleep(500);
-      }
-      return readAll(options);
-    });
+    const inHandler = holdMarkedReads(t);
 
     const order: string[] = [];
     const response = request(t.url)
@@ -64,17 +73,7 @@ describe('graceful shutdown', () => {
 describe('a request arriving while the app closes', () => {
   it('is turned away with 503 unavailable in the envelope, Retry-After 1, nothing done', async () => {
     const t = await startApp();
-    const store = t.app.get<EventStore>(EVENT_STORE);
-    const readAll = store.readAll.bind(store);
-    let entered!: () => void;
-    const inHandler = new Promise<void>((resolve) => (entered = resolve));
-    jest.spyOn(store, 'readAll').mockImplementation(async (options: ReadAllOptions) => {
-      if (options.limit === MARKER_LIMIT) {
-        entered();
-        await sleep(500);
-      }
-      return readAll(options);
-    });
+    const inHandler = holdMarkedReads(t);
     const auth = await t.auth('ann', ['auditor']);
     // Sent now (supertest sends once its promise is asked for).
     const held = request(t.url)

@@ -2,34 +2,13 @@ import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
 import { clusterDecider } from './cluster.decider';
 import { ClusterEvent, ClusterStatus } from './cluster.events';
 import { checkCidr, cidrsOverlap, parseCidr } from './cidr';
+import { at, moved, requested, running, upgradingTo131 } from './testing/cluster-events';
 
 const spec = deciderSpec(clusterDecider);
-const at = '2026-12-02T10:00:00.000Z';
-const requested: ClusterEvent = {
-  type: 'ClusterRequested',
-  data: {
-    clusterId: 'c1',
-    name: 'prod',
-    k8sVersion: '1.30.4',
-    podCidr: '10.244.0.0/16',
-    serviceCidr: '10.96.0.0/12',
-    at,
-  },
-};
-const moved = (from: ClusterStatus, to: ClusterStatus): ClusterEvent => ({
-  type: 'ClusterTransitioned',
-  data: { clusterId: 'c1', from, to, reason: null, at },
-});
 const go = (to: ClusterStatus) => ({
   type: 'TransitionCluster' as const,
   data: { clusterId: 'c1', to, reason: null, at },
 });
-const running = [
-  requested,
-  moved('requested', 'provisioning'),
-  moved('provisioning', 'bootstrapping'),
-  moved('bootstrapping', 'running'),
-];
 
 describe('cluster lifecycle', () => {
   it('is requested when created, and a repeated request changes nothing', () => {
@@ -124,17 +103,7 @@ describe('cluster lifecycle', () => {
       type: 'UpgradeCluster' as const,
       data: { clusterId: 'c1', k8sVersion, at },
     });
-    const upgrading: ClusterEvent = {
-      type: 'ClusterTransitioned',
-      data: {
-        clusterId: 'c1',
-        from: 'running',
-        to: 'upgrading',
-        reason: 'upgrade to 1.31.0',
-        k8sVersion: '1.31.0',
-        at,
-      },
-    };
+    const upgrading = upgradingTo131;
     spec.given(running).when(upgrade('1.31.0')).then([upgrading]);
     expect(spec.given([...running, upgrading]).state).toMatchObject({ targetVersion: '1.31.0' });
     spec
@@ -150,17 +119,7 @@ describe('cluster lifecycle', () => {
   });
 
   describe('when an upgrade failed', () => {
-    const upgrading: ClusterEvent = {
-      type: 'ClusterTransitioned',
-      data: {
-        clusterId: 'c1',
-        from: 'running',
-        to: 'upgrading',
-        reason: 'upgrade to 1.31.0',
-        k8sVersion: '1.31.0',
-        at,
-      },
-    };
+    const upgrading = upgradingTo131;
     const failed = [...running, upgrading, moved('upgrading', 'failed')];
 
     it('retries it toward the same version and ends running at it', () => {

@@ -1,23 +1,7 @@
 import { clusterDecider } from './cluster.decider';
-import { ClusterEvent, ClusterStatus } from './cluster.events';
+import { ClusterEvent } from './cluster.events';
+import { moved, running } from './testing/cluster-events';
 import { ClusterDoc, projectCluster } from './clusters.projection';
-
-const at = '2026-12-02T10:00:00.000Z';
-const requested: ClusterEvent = {
-  type: 'ClusterRequested',
-  data: {
-    clusterId: 'c1',
-    name: 'prod',
-    k8sVersion: '1.30.4',
-    podCidr: '10.244.0.0/16',
-    serviceCidr: '10.96.0.0/12',
-    at,
-  },
-};
-const moved = (from: ClusterStatus, to: ClusterStatus, k8sVersion?: string): ClusterEvent => ({
-  type: 'ClusterTransitioned',
-  data: { clusterId: 'c1', from, to, reason: null, ...(k8sVersion ? { k8sVersion } : {}), at },
-});
 
 /** The document after the events, from the first on. */
 const project = (events: ClusterEvent[]): ClusterDoc =>
@@ -26,10 +10,7 @@ const project = (events: ClusterEvent[]): ClusterDoc =>
 describe('the clusters projection', () => {
   describe('when an upgrade failed and is retried', () => {
     const events = [
-      requested,
-      moved('requested', 'provisioning'),
-      moved('provisioning', 'bootstrapping'),
-      moved('bootstrapping', 'running'),
+      ...running,
       moved('running', 'upgrading', '1.31.0'),
       moved('upgrading', 'failed'),
       moved('failed', 'upgrading'),
