@@ -184,6 +184,14 @@ describe('clusters over HTTP', () => {
     await move(id, 'running').expect(200);
     const cluster = (await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body;
     expect(cluster.k8sVersion).toBe(taken[0]);
+
+    // Forward only: the version it runs, or an older one, is 409 and appends nothing.
+    const at = await log();
+    for (const version of [taken[0], '1.31.0', '1.20']) {
+      const back = await upgrade(version);
+      expect([back.status, back.body.error?.code]).toEqual([409, 'version_not_newer']);
+    }
+    expect(await log()).toBe(at);
   });
 
   it('names the unknown cluster a transition or an upgrade was asked for', async () => {

@@ -53,6 +53,17 @@ export type ClusterFacts = {
 export type ClusterState =
   { readonly status: 'absent' } | ({ readonly status: ClusterStatus } & ClusterFacts);
 
+/** Orders Kubernetes versions (`1.30`, `v1.30.4`); a missing patch is 0. */
+export const compareVersions = (a: string, b: string): number => {
+  const parts = (v: string) => v.replace(/^v/, '').split('.').map(Number);
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < 3; i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return 0;
+};
+
 /** Every move the lifecycle allows besides `→ failed` (from any step but failed itself). */
 const NEXT: Readonly<Record<ClusterStatus, readonly ClusterStatus[]>> = {
   requested: ['provisioning', 'deleting'],
@@ -115,6 +126,15 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
         throw invalidTransition('cluster', cluster.status, 'be upgraded');
       }
       const { k8sVersion, at } = command.data;
+      // Kubernetes upgrades forward only: the same or an older version is no upgrade.
+      if (cluster.k8sVersion !== null && compareVersions(k8sVersion, cluster.k8sVersion) <= 0) {
+        throw new DomainError(
+          'version_not_newer',
+          `cluster ${cluster.clusterId} runs ${cluster.k8sVersion}: ${k8sVersion} is not newer`,
+          'conflict',
+          { clusterId: cluster.clusterId, k8sVersion: cluster.k8sVersion },
+        );
+      }
       return [
         {
           type: 'ClusterTransitioned',

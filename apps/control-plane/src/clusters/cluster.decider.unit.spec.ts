@@ -1,5 +1,5 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
-import { clusterDecider } from './cluster.decider';
+import { clusterDecider, compareVersions } from './cluster.decider';
 import { ClusterEvent, ClusterStatus } from './cluster.events';
 import { checkCidr, cidrsOverlap, parseCidr } from './cidr';
 import { at, moved, requested, running, upgradingTo131 } from './testing/cluster-events';
@@ -116,6 +116,19 @@ describe('cluster lifecycle', () => {
       .thenRefuses('invalid_transition');
     spec.given([requested]).when(upgrade('1.31.0')).thenRefuses('invalid_transition');
     spec.given([]).when(upgrade('1.31.0')).thenRefuses('not_found');
+  });
+
+  it('refuses an upgrade to the version it runs or an older one: version_not_newer', () => {
+    const upgrade = (k8sVersion: string) => ({
+      type: 'UpgradeCluster' as const,
+      data: { clusterId: 'c1', k8sVersion, at },
+    });
+    for (const version of ['1.30.4', 'v1.30.4', '1.30.3', '1.30', '1.29.9', '0.31'])
+      spec.given(running).when(upgrade(version)).thenRefuses('version_not_newer');
+    for (const version of ['1.30.5', '1.31', 'v1.31.0', '2.0'])
+      expect(spec.given(running).when(upgrade(version)).thenEvents()).toHaveLength(1);
+    expect(compareVersions('1.30', '1.30.0')).toBe(0);
+    expect(compareVersions('1.10', '1.9.9')).toBe(1);
   });
 
   describe('when an upgrade failed', () => {
