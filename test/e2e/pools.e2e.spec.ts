@@ -212,6 +212,34 @@ describe('node pools over HTTP', () => {
     );
     const odd = await nodeIdOf('pc1', 'odd-01');
     expect((await request(t.url).get(`/v1/nodes/${odd}`).set(admin)).body.poolId).toBeNull();
+
+    // A node that did not fit when it registered (its cards not reported yet, or another
+    // model) joins once a report shows it fits.
+    const labels = { 'fleet/mode': 'shared', 'fleet/pool': pool.poolId };
+    await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(operator)
+      .send(report('pc1', [gpuNode('late-01', 0, 'HPC_GPU', { labels })]))
+      .expect(200);
+    const late = await nodeIdOf('pc1', 'late-01');
+    await sleep(300);
+    expect((await request(t.url).get(`/v1/nodes/${late}`).set(admin)).body.poolId).toBeNull();
+    await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(operator)
+      .send(
+        report('pc1', [
+          gpuNode('late-01', 1, 'HPC_GPU', { labels }),
+          gpuNode('odd-01', 1, 'HPC_GPU', { labels }),
+        ]),
+      )
+      .expect(200);
+    for (const nodeId of [late, odd]) {
+      await eventually(
+        async () =>
+          (await request(t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body.poolId === pool.poolId,
+      );
+    }
   });
 
   it('appends nothing for a pool delete refused because a scale took the pool first, and deletes the other pool', async () => {

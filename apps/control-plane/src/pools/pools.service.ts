@@ -267,6 +267,9 @@ export class PoolsService {
     if (!stored.streamId.startsWith('node-')) return;
     const event = nodeCodec.decode(stored.type, stored.data);
     if (event?.type === 'NodeRegistered') return this.joinLabelledPool(stored, event.data);
+    if (event?.type === 'NodeInventoryChanged' || event?.type === 'NodeGpusChanged') {
+      return this.joinLabelledPoolLate(stored, event.data.nodeId);
+    }
     if (event?.type !== 'NodeDeleted' && event?.type !== 'NodeAssignedToPool') return;
     const nodeId = event.data.nodeId;
     const poolId = await this.poolBefore(stored, nodeId);
@@ -313,6 +316,18 @@ export class PoolsService {
         `node ${node.nodeId} labelled for pool ${poolId} stays out: ${error.message}`,
       );
     }
+  }
+
+  /**
+   * A labelled node in no pool whose inventory changed tries again: it may not have fitted when
+   * it registered (a GPU node reports its cards only once its driver is up), and a scale-out
+   * waits for it. A node in a pool (one an admin moved, say) is left where it is.
+   */
+  private async joinLabelledPoolLate(stored: StoredEvent, nodeId: string): Promise<void> {
+    const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId));
+    if (state.status !== 'online' && state.status !== 'offline') return;
+    if (state.poolId !== null || !state.labels[POOL_LABEL]) return;
+    await this.joinLabelledPool(stored, { nodeId, labels: state.labels });
   }
 
   /** The pool a node was in just before this event (read from its stream, not the read model). */
