@@ -461,6 +461,28 @@ describe('commands that take no body', () => {
     expect(await readLog(t)).toEqual(before);
   });
 
+  it('refuses a JSON body in a charset other than UTF-8 with 415, and reads one labelled UTF-8', async () => {
+    const before = await readLog(t);
+    const admin = await t.auth('a', ['admin']);
+    const utf16 = await request(t.url)
+      .post(`/v1/nodes/${nodeId}/cordon`)
+      .set(admin)
+      .set('content-type', 'application/json; charset=utf-16le')
+      .send(Buffer.from('{"reason":"maintenance"}', 'utf16le'));
+    expect(utf16.status).toBe(415);
+    expect(utf16.body.error).toMatchObject({
+      code: 'unsupported_media_type',
+      message: 'request bodies are JSON in UTF-8: charset utf-16le is not read',
+    });
+    expect(await readLog(t)).toEqual(before);
+    const utf8 = await request(t.url)
+      .post('/v1/sessions')
+      .set(admin)
+      .set('content-type', 'application/json; charset=UTF-8')
+      .send(JSON.stringify({ kind: 'gpu', gpuModel: 'L40S', gpuCount: 0 }));
+    expect([utf8.status, utf8.body.error?.details?.fields?.[0]?.field]).toEqual([400, 'gpuCount']);
+  });
+
   it('reads an empty JSON body as none: a command that needs one names each missing field', async () => {
     const before = await readLog(t);
     const res = await request(t.url)

@@ -3,7 +3,13 @@
  * the API contract; nothing else in the code knows about HTTP.
  */
 export type DomainErrorKind =
-  'invalid' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'too_large';
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'too_large'
+  | 'unsupported_media';
 
 export class DomainError extends Error {
   constructor(

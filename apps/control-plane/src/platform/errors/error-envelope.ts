@@ -11,6 +11,7 @@ export const STATUS_BY_KIND: Readonly<Record<DomainErrorKind, number>> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  unsupported_media: 415,
 };
 
 export const envelope = (

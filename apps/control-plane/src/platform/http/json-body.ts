@@ -54,15 +54,39 @@ export const bodyRefusal = (text: string): DomainError => {
 };
 
 /**
+ * The charset a JSON body declares other than UTF-8 (RFC 8259: JSON exchanged between systems
+ * is UTF-8), or null. The body is read as UTF-8 whatever it says, so UTF-16 read as garbage.
+ */
+export const foreignCharset = (contentType: unknown): string | null => {
+  // Nearly every request says `application/json` and nothing more: no pattern to run.
+  if (typeof contentType !== 'string' || !contentType.includes(';')) return null;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType)?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset) ? null : charset;
+};
+
+/**
  * The application/json parser: Fastify's (its limits and its refusal of prototype poisoning)
  * for the work, ours for the answers. An empty body is no body (clients that label every
  * request JSON, even bodyless commands). A refused body is 400 naming what is wrong: the
  * parse error, the poisoning key as an unknown field (Fastify's says "not valid JSON" for
- * both, with no field), or a nesting deeper than any DTO (body-depth.ts).
+ * both, with no field), or a nesting deeper than any DTO (body-depth.ts). A body declaring a
+ * charset other than UTF-8 is 415: it would be read as UTF-8 all the same.
  */
 export const jsonBodyParser =
   <Request>(parse: (request: Request, body: string, done: Done) => void) =>
   (request: Request, body: string | Buffer, done: Done): void => {
+    const charset = foreignCharset(
+      (request as { headers?: Record<string, unknown> } | null)?.headers?.['content-type'],
+    );
+    if (charset !== null) {
+      return done(
+        new DomainError(
+          'unsupported_media_type',
+          `request bodies are JSON in UTF-8: charset ${charset} is not read`,
+          'unsupported_media',
+        ),
+      );
+    }
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text === '') return done(null, undefined);
     parse(request, text, (error, value) =>

@@ -73,6 +73,32 @@ describe('jsonBodyParser', () => {
     ).toEqual([null, undefined]);
   });
 
+  it.each([
+    ['application/json; charset=utf-16', 'utf-16'],
+    ['application/json;charset="ISO-8859-1"', 'ISO-8859-1'],
+    ['application/json; charset=', ''],
+  ])('refuses %s with 415, unread', async (contentType, charset) => {
+    const [error] = await new Promise<[Error | null, unknown]>((resolve) =>
+      jsonBodyParser(() => {
+        throw new Error('not called');
+      })({ headers: { 'content-type': contentType } }, '{"a":1}', (e, v) => resolve([e, v])),
+    );
+    expect(error).toMatchObject({ code: 'unsupported_media_type', kind: 'unsupported_media' });
+    expect(error?.message).toContain(`charset ${charset} is not read`);
+  });
+
+  it.each(['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF8'])(
+    'reads %s',
+    async (contentType) => {
+      const [error, value] = await new Promise<[Error | null, unknown]>((resolve) =>
+        jsonBodyParser((_r: unknown, b: string, done: (e: Error | null, v?: unknown) => void) =>
+          done(null, JSON.parse(b)),
+        )({ headers: { 'content-type': contentType } }, '{"a":1}', (e, v) => resolve([e, v])),
+      );
+      expect([error, value]).toEqual([null, { a: 1 }]);
+    },
+  );
+
   it('hands on what the parser read', async () => {
     expect(await run('{"a":1}', strict)).toEqual([null, { a: 1 }]);
   });
