@@ -34,11 +34,6 @@ export const checkCidr = (text: string): { cidr: Cidr } | { problem: string } =>
   return { cidr: { base, prefix } };
 };
 
-export const parseCidr = (text: string): Cidr | null => {
-  const checked = checkCidr(text);
-  return 'cidr' in checked ? checked.cidr : null;
-};
-
 const range = (c: Cidr): [number, number] => [c.base, c.base + 2 ** (32 - c.prefix) - 1];
 
 export const cidrsOverlap = (a: Cidr, b: Cidr): boolean => {

@@ -63,10 +63,9 @@ const SAY_EVERY_MS = 5_000;
  */
 export const waitForStores = async (
   stores: readonly NeededStore[],
-  options: { deadlineMs: number; say(line: string): void; now?: () => number },
+  options: { deadlineMs: number; say(line: string): void },
 ): Promise<void> => {
-  const now = options.now ?? Date.now;
-  const until = now() + options.deadlineMs;
+  const until = Date.now() + options.deadlineMs;
   for (const store of stores) {
     let saidAt = -Infinity;
     for (;;) {
@@ -76,15 +75,15 @@ export const waitForStores = async (
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
         const where = `${store.setting} (${whereIs(store.url)})`;
-        if (now() >= until) {
+        if (Date.now() >= until) {
           throw new StoreUnreachableError(
             store.setting,
             `${where} did not answer within ${Math.round(options.deadlineMs / 1000)} s: ${why}`,
           );
         }
-        if (now() - saidAt >= SAY_EVERY_MS) {
+        if (Date.now() - saidAt >= SAY_EVERY_MS) {
           options.say(`waiting for ${where}: ${why}`);
-          saidAt = now();
+          saidAt = Date.now();
         }
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
