@@ -188,3 +188,87 @@ describe('a malformed id in any path', () => {
     );
   });
 });
+
+describe('a caller turned away', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({}, { redis: false });
+  });
+  afterAll(async () => t.close());
+
+  const ID = '00000000-0000-4000-8000-000000000000';
+  const pathOf = (op: { path: string; pathParams: readonly string[] }): string =>
+    op.pathParams.reduce(
+      (p, name) => p.replace(`{${name}}`, name === 'clusterId' ? 'c1' : ID),
+      op.path,
+    );
+
+  it('hears 401 or 403 on every route before its body is judged, and nothing is appended', async () => {
+    const doc = (await request(t.url).get('/docs-json')).body as OpenAPIObject;
+    const user = await t.auth('u', ['user']);
+    const before = (
+      await request(t.url)
+        .get('/v1/events')
+        .set(await t.auth('a', ['admin']))
+    ).body;
+    const seen: string[] = [];
+    for (const op of operationsOf(doc).filter((o) => !o.public)) {
+      const method = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+      const send = (headers: Record<string, string>) =>
+        request(t.url)
+          [method](`${pathOf(op)}?bogus=1`)
+          .set({ 'content-type': 'application/json', ...headers })
+          .send('{"not json');
+      const anonymous = await send({});
+      expect({ route: `${op.method} ${op.path}`, status: anonymous.status }).toEqual({
+        route: `${op.method} ${op.path}`,
+        status: 401,
+      });
+      expect(anonymous.body.error.code).toBe('unauthenticated');
+      // A user may call some routes (its sessions, its bill): those judge the body next.
+      const asUser = await send(user);
+      if (asUser.status === 403) seen.push(`${op.method} ${op.path}`);
+      else expect(asUser.status).toBe(400);
+    }
+    // Sanity: the admin routes are many, so a guard answering 400 first cannot pass.
+    expect(seen).toEqual(
+      expect.arrayContaining(['POST /v1/inventory/reports', 'POST /v1/nodes/{nodeId}/cordon']),
+    );
+    const after = (
+      await request(t.url)
+        .get('/v1/events')
+        .set(await t.auth('a', ['admin']))
+    ).body;
+    expect(after).toEqual(before);
+  });
+
+  it('answers 401 to a body past the route limit, or in a type no route reads', async () => {
+    const big = await request(t.url)
+      .post('/v1/inventory/reports')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ padding: 'x'.repeat(10 * 1024 * 1024) }));
+    expect(big.status).toBe(401);
+    const form = await request(t.url)
+      .post('/v1/inventory/reports')
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send('a=1');
+    expect(form.status).toBe(401);
+    const wrongRole = await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(await t.auth('ann', ['auditor']))
+      .set('content-type', 'application/json; charset=utf-16')
+      .send('{}');
+    expect(wrongRole.status).toBe(403);
+  });
+
+  it('answers HEAD on a read without a token with 401', async () => {
+    expect((await request(t.url).head('/v1/nodes')).status).toBe(401);
+    expect(
+      (
+        await request(t.url)
+          .head('/v1/nodes')
+          .set(await t.auth('a', ['admin']))
+      ).status,
+    ).toBe(200);
+  });
+});

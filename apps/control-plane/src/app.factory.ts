@@ -20,6 +20,7 @@ import { installObservability } from './platform/observability/install';
 import { setupOpenApi } from './platform/openapi/openapi';
 import { IDEMPOTENCY_STORE, installIdempotency } from './platform/idempotency/idempotency.hooks';
 import { IdempotencyStore } from './platform/idempotency/idempotency.store';
+import { installAdmission } from './platform/auth/admission';
 import { TokenService } from './platform/auth/token-service';
 import { installLeanRoutes } from './platform/http/lean-route';
 import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
@@ -127,6 +128,8 @@ export const createApp = async (
     }
     done();
   });
+  // The token and the route's roles, before the body is read (401 and 403 first).
+  installAdmission(app, app.get(TokenService), errors);
   installIdempotency(app, app.get<IdempotencyStore>(IDEMPOTENCY_STORE), app.get(TokenService));
   if (options.leanRoutes !== false) {
     installLeanRoutes(

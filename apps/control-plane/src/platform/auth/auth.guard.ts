@@ -61,18 +61,37 @@ export type AdmittedRequest = RequestWithCaller & {
 
 /**
  * An authenticated route's admission, shared by the guard and the lean routes: a valid bearer
- * token (401), one of `required` (a route without any is admin-only, so a forgotten decorator
- * fails closed; admin passes every route: the contract grants it every command and query),
- * then what the idempotency hooks found wrong with the key (400, 503), only now so that 401
- * and 403 keep precedence over it. Attaches the caller to the request.
+ * token (401), one of `required` (403), then what the idempotency hooks found wrong with the
+ * key (400, 503), only now so that 401 and 403 keep precedence over it. The caller is
+ * usually admitted already, before its body was read (admission.ts): then only its roles are
+ * checked again. Attaches the caller to the request.
  */
 export const admit = async (
   tokens: TokenService,
   request: AdmittedRequest,
   required: readonly Role[] | undefined,
 ): Promise<Caller> => {
+  const caller = authorise(request.caller ?? (await authenticate(tokens, request)), required);
+  request.caller = caller;
+  if (request.idempotencyRefusal) throw request.idempotencyRefusal;
+  return caller;
+};
+
+/** The caller a request's bearer token proves, or 401. */
+export const authenticate = async (
+  tokens: TokenService,
+  request: AdmittedRequest,
+): Promise<Caller> => {
   const token = bearerToken(request.headers['authorization']);
-  const caller = tokens.known(token) ?? (await tokens.verify(token));
+  return tokens.known(token) ?? (await tokens.verify(token));
+};
+
+/**
+ * `caller` if it has one of `required` (a route without any is admin-only, so a forgotten
+ * decorator fails closed; admin passes every route: the contract grants it every command and
+ * query), or 403.
+ */
+export const authorise = (caller: Caller, required: readonly Role[] | undefined): Caller => {
   const allowed: readonly Role[] = required && required.length > 0 ? required : ['admin'];
   if (!hasRole(caller, 'admin', ...allowed)) {
     throw new DomainError(
@@ -81,8 +100,6 @@ export const admit = async (
       'forbidden',
     );
   }
-  request.caller = caller;
-  if (request.idempotencyRefusal) throw request.idempotencyRefusal;
   return caller;
 };
 

@@ -18,6 +18,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { CommandContext } from '../../../../../libs/kernel/src';
 import { AdmittedRequest, admit, readsQuery, refuseUnreadQuery } from '../auth/auth.guard';
 import { Caller, Role } from '../auth/caller';
+import { joinPath } from '../auth/admission';
 import { IS_PUBLIC_KEY, ROLES_KEY } from '../auth/decorators';
 import { TokenService } from '../auth/token-service';
 import { ErrorFilter } from '../errors/error.filter';
@@ -80,12 +81,6 @@ type Compiled = {
   readonly args: LeanRoute['args'];
   matched: number;
 };
-
-const joinPath = (...parts: Array<string | undefined>): string =>
-  `/${parts
-    .map((p) => (p ?? '').replace(/^\/+|\/+$/g, ''))
-    .filter((p) => p !== '')
-    .join('/')}`;
 
 /** Reads a lean route off its controller's metadata, refusing what the lean path cannot do. */
 const compile = (app: NestFastifyApplication, route: LeanRoute): Compiled => {

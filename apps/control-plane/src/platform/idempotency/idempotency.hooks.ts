@@ -145,13 +145,14 @@ export const installIdempotency = (
     reply: FastifyReply,
     key: string | string[],
   ): Promise<void> => {
+    const req = request as unknown as IdempotentRequest;
     let caller: Caller;
     try {
-      caller = await tokens.verify(bearerToken(request.headers.authorization));
+      // Admitted before the body was read (admission.ts); verified here only otherwise.
+      caller = req.caller ?? (await tokens.verify(bearerToken(request.headers.authorization)));
     } catch {
       return; // the guard refuses the request with 401
     }
-    const req = request as unknown as IdempotentRequest;
     if (typeof key !== 'string' || !KEY.test(key)) {
       req.idempotencyRefusal = validationFailed([
         { field: 'Idempotency-Key', problems: ['must be 1 to 255 visible ASCII characters'] },
