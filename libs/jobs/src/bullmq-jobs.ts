@@ -2,7 +2,15 @@ import { Job, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
 import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_CONCURRENCY } from './in-process-jobs';
-import { DelayedJobs, JobHandler, JobSlotsBusyError, QueueCounts, QueueOptions } from './port';
+import {
+  DelayedJobs,
+  HandlerErrorSink,
+  handlerFailureLog,
+  JobHandler,
+  JobSlotsBusyError,
+  QueueCounts,
+  QueueOptions,
+} from './port';
 
 export type BullmqJobsOptions = {
   readonly redisUrl: string;
@@ -19,6 +27,8 @@ export type BullmqJobsOptions = {
   readonly onError?: (context: string, error: unknown) => void;
   /** Where connection and worker failures are logged (throttled); default stderr. */
   readonly log?: FailureSink;
+  /** A handler that threw (retried, or counted failed); default: logged to `log`, throttled. */
+  readonly onHandlerError?: HandlerErrorSink;
 };
 
 /** What a BullMQ job carries: the logical id and runAt survive slots and retries exactly. */
@@ -56,10 +66,12 @@ export class BullmqJobs implements DelayedJobs {
   private closing: Promise<void> | null = null;
   /** A Redis that is down fails every connection and worker on each retry: logged once per 10 s. */
   private readonly errors: ThrottledLog;
+  private readonly handlerFailed: HandlerErrorSink;
 
   constructor(private readonly options: BullmqJobsOptions) {
     this.prefix = options.prefix ?? 'fleet';
     this.errors = new ThrottledLog(options.log ?? consoleFailureSink);
+    this.handlerFailed = options.onHandlerError ?? handlerFailureLog(options.log);
     this.connection = new IORedis(options.redisUrl, { maxRetriesPerRequest: 3 });
     this.workerConnection = new IORedis(options.redisUrl, { maxRetriesPerRequest: null });
     this.connection.on('error', (error) => this.reportError('redis', error));
@@ -81,12 +93,13 @@ export class BullmqJobs implements DelayedJobs {
         queue,
         async (job: Job<StoredJob>) => {
           const { jobId, runAt, payload } = job.data;
-          await (handler as JobHandler<unknown>)(payload, {
-            queue,
-            jobId,
-            attempt: job.attemptsMade + 1,
-            runAt,
-          });
+          const attempt = job.attemptsMade + 1;
+          try {
+            await (handler as JobHandler<unknown>)(payload, { queue, jobId, attempt, runAt });
+          } catch (error) {
+            this.handlerFailed(queue, jobId, error, attempt);
+            throw error;
+          }
         },
         {
           connection: this.workerConnection,

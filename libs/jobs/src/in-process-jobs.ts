@@ -1,4 +1,4 @@
-import { DelayedJobs, JobHandler, QueueCounts, QueueOptions } from './port';
+import { DelayedJobs, HandlerErrorSink, JobHandler, QueueCounts, QueueOptions } from './port';
 
 export const DEFAULT_ATTEMPTS = 10;
 export const DEFAULT_BACKOFF_MS = 200;
@@ -11,7 +11,7 @@ const MAX_FAILED_KEPT = 1000;
 
 export type InProcessJobsOptions = {
   /** A handler that threw; the job is retried or counted as failed either way. */
-  readonly onError?: (queue: string, jobId: string, error: unknown, attempt: number) => void;
+  readonly onError?: HandlerErrorSink;
 };
 
 type Entry = {

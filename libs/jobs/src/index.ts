@@ -1,6 +1,6 @@
 import { BullmqJobs } from './bullmq-jobs';
 import { InProcessJobs } from './in-process-jobs';
-import { DelayedJobs } from './port';
+import { DelayedJobs, handlerFailureLog } from './port';
 import { FailureSink } from '../../kernel/src/throttled-log';
 
 export * from './port';
@@ -25,5 +25,5 @@ export function createDelayedJobs(config: {
       log: config.log,
     });
   }
-  return new InProcessJobs();
+  return new InProcessJobs({ onError: handlerFailureLog(config.log) });
 }

@@ -1,3 +1,4 @@
+import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
 import { settleWithin } from '../../kernel/src/within';
 
 /**
@@ -122,3 +123,26 @@ export async function armWithin(
   arming.catch(onMiss); // a failure after the wait is reported too
   return false;
 }
+
+/** Told of every try of a job whose handler threw (it is retried, or counted failed). */
+export type HandlerErrorSink = (
+  queue: string,
+  jobId: string,
+  error: unknown,
+  attempt: number,
+) => void;
+
+/**
+ * Handlers' failures as log lines, at most one per queue per 10 s (`ThrottledLog`): a webhook
+ * or provisioner that refuses every call would otherwise fail silently, retry after retry, or
+ * fill the log with one line per try.
+ */
+export const handlerFailureLog = (sink: FailureSink = consoleFailureSink): HandlerErrorSink => {
+  const throttled = new ThrottledLog(sink);
+  return (queue, jobId, error, attempt) =>
+    throttled.log(
+      `handler ${queue}`,
+      `jobs: a ${queue} job failed (job ${jobId}, attempt ${attempt}); it is retried until its attempts run out`,
+      error,
+    );
+};

@@ -60,6 +60,22 @@ describe('BullmqJobs', () => {
     await deleteKeys(prefix);
   });
 
+  it('logs a handler that throws, once per queue per window, naming the queue, job and attempt', async () => {
+    const lines: Array<{ message: string; error: unknown }> = [];
+    const jobs = open({ log: (message, error) => lines.push({ message, error }) });
+    const { fires, handler } = recorder((_p, info) => {
+      if (info.attempt < 3) throw new Error(`refused try ${info.attempt}`);
+    });
+    jobs.register(q, handler, { attempts: 5, backoffMs: 20 });
+    await jobs.start();
+    await jobs.schedule(q, 'n1', Date.now(), null);
+    await waitFor('the third try', () => fires.length === 3, 8000);
+    // Two failed tries within 10 s: the first is logged, the second held back.
+    expect(lines).toHaveLength(1);
+    expect(lines[0].message).toContain(`a ${q} job failed (job n1, attempt 1)`);
+    expect((lines[0].error as Error).message).toBe('refused try 1');
+  });
+
   it('keeps a delayed job across a worker restart', async () => {
     const first = open();
     first.register(q, recorder().handler);

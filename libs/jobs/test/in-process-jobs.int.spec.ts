@@ -1,3 +1,4 @@
+import { createDelayedJobs } from '../src';
 import { InProcessJobs } from '../src/in-process-jobs';
 import { delayedJobsContract, recorder, sleep } from './delayed-jobs.contract';
 
@@ -7,6 +8,23 @@ delayedJobsContract('InProcessJobs', async () => {
 });
 
 describe('InProcessJobs', () => {
+  it('is made by createDelayedJobs to log a handler that throws, once per queue per window', async () => {
+    const lines: Array<{ message: string; error: unknown }> = [];
+    const jobs = createDelayedJobs({ log: (message, error) => lines.push({ message, error }) });
+    const { fires, handler } = recorder((_p, info) => {
+      if (info.attempt < 3) throw new Error(`refused try ${info.attempt}`);
+    });
+    jobs.register('hooks', handler, { attempts: 5, backoffMs: 5 });
+    await jobs.start();
+    await jobs.schedule('hooks', 'n1', Date.now(), null);
+    for (let i = 0; i < 200 && fires.length < 3; i++) await sleep(10);
+    expect(fires).toHaveLength(3);
+    expect(lines).toHaveLength(1);
+    expect(lines[0].message).toContain('a hooks job failed (job n1, attempt 1)');
+    expect((lines[0].error as Error).message).toBe('refused try 1');
+    await jobs.close();
+  });
+
   const DAY = 24 * 60 * 60 * 1000;
 
   describe('when a job is due beyond what setTimeout can hold (~24.8 days)', () => {

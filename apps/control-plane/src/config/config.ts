@@ -107,6 +107,11 @@ const url = (env: Env, key: string, protocols: readonly string[]): string | unde
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(key, `expected a ${protocols.join(' or ')} URL`);
   }
+  // fetch refuses a URL with credentials in it, at every call: a webhook or provisioner
+  // configured so would fail every delivery, and its error would carry the password along.
+  if ((parsed.username !== '' || parsed.password !== '') && parsed.protocol.startsWith('http')) {
+    throw new ConfigError(key, 'must not carry credentials (user:password@): they are never sent');
+  }
   return raw;
 };
 

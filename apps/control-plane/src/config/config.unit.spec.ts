@@ -45,6 +45,20 @@ describe('configuration', () => {
     });
   });
 
+  it('refuses credentials in an HTTP URL without repeating them, and keeps them in a store URL', () => {
+    expect(() => loadConfig({ NOTIFY_WEBHOOK_URL: 'http://hook:S3cret@127.0.0.1:9/h' })).toThrow(
+      /NOTIFY_WEBHOOK_URL.*credentials/,
+    );
+    try {
+      loadConfig({ NOTIFY_WEBHOOK_URL: 'http://hook:S3cret@127.0.0.1:9/h' });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('S3cret');
+    }
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@127.0.0.1:6379' }).redisUrl).toBe(
+      'redis://:pw@127.0.0.1:6379',
+    );
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -54,6 +68,8 @@ describe('configuration', () => {
     [{ MONGO_URL: 'http://x' }, 'MONGO_URL'],
     [{ EVENTSTORE_URL: 'nope' }, 'EVENTSTORE_URL'],
     [{ NOTIFY_WEBHOOK_URL: 'ftp://x' }, 'NOTIFY_WEBHOOK_URL'],
+    [{ NOTIFY_WEBHOOK_URL: 'http://hook:S3cret@127.0.0.1:9/h' }, 'NOTIFY_WEBHOOK_URL'],
+    [{ PROVISIONER_URL: 'https://only-user@prov.example/' }, 'PROVISIONER_URL'],
     [{ RATE_CARD: '{"currency":"KRW"' }, 'RATE_CARD'],
     [{ RATE_CARD: '/does/not/exist.json' }, 'RATE_CARD'],
     [{ RATE_CARD: '{"currency":"KRW","gpuPerHour":{"L40S":1.5},"cpuPerVcpuHour":1}' }, 'RATE_CARD'],
