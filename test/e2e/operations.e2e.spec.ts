@@ -228,6 +228,123 @@ describe('operations with the simulated provisioner', () => {
     expect(await h.nodesOf(pool.poolId)).toHaveLength(1);
   });
 
+  it('removes no node an admin moved to another pool after its drain: the scale-in fails naming it', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'moved-late', kind: 'cpu' });
+    const other = await h.createPool(clusterId, { name: 'moved-late-to', kind: 'cpu' });
+    expect(await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).toMatchObject({
+      status: 'succeeded',
+    });
+    const readModels = t.app.get<ReadModelStore>(READ_MODELS);
+    const get = readModels.get.bind(readModels);
+    let moved: string | null = null;
+    // The moment the operation sees its drain completed, before it asks for the removal, the
+    // admin moves the node to the other pool (a tester hit this window by timing).
+    const spy = jest.spyOn(readModels, 'get').mockImplementation(async (collection, id) => {
+      const doc = await get(collection, id);
+      const drain = doc as (DrainDoc & { nodeId: string }) | null;
+      if (collection === DRAINS && drain?.status === 'completed' && moved === null) {
+        moved = drain.nodeId;
+        await request(t.url)
+          .put(`/v1/nodes/${moved}/pool`)
+          .set(admin)
+          .send({ poolId: other.poolId })
+          .expect(200);
+      }
+      return doc as never;
+    });
+    let op: Operation;
+    try {
+      op = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(moved).not.toBeNull();
+    expect(op.status).toBe('failed');
+    expect(op.error).toMatch(
+      /^node_in_use: node \S+ was moved to another pool since it was chosen: not removed$/,
+    );
+    // The node is where the admin put it, not deleted; the pool keeps its other node.
+    expect((await h.nodesOf(other.poolId)).map((n) => n.nodeId)).toEqual([moved]);
+    expect(await h.nodesOf(pool.poolId)).toHaveLength(1);
+  });
+
+  it('drains no node an admin moved to another pool once chosen: the scale-in fails naming it', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'moved-early', kind: 'cpu' });
+    const other = await h.createPool(clusterId, { name: 'moved-early-to', kind: 'cpu' });
+    expect(await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).toMatchObject({
+      status: 'succeeded',
+    });
+    const pipeline = t.app.get(CommandPipeline);
+    const handle = pipeline.handle.bind(pipeline);
+    let movedAll = false;
+    // The operation has recorded the nodes it chose; then the admin moves them, before the drain.
+    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
+      const result = await handle(...args);
+      const command = args[2] as { type: string; data: { nodes?: Array<{ nodeId: string }> } };
+      if (command.type === 'ChooseOperationNodes' && !movedAll) {
+        movedAll = true;
+        for (const node of command.data.nodes ?? []) {
+          await request(t.url)
+            .put(`/v1/nodes/${node.nodeId}/pool`)
+            .set(admin)
+            .send({ poolId: other.poolId })
+            .expect(200);
+        }
+      }
+      return result;
+    });
+    let op: Operation;
+    try {
+      op = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(movedAll).toBe(true);
+    expect(op.status).toBe('failed');
+    expect(op.error).toMatch(
+      /^node_in_use: node \S+ was moved to another pool since it was chosen: not drained$/,
+    );
+    const there = await h.nodesOf(other.poolId);
+    expect(there).toHaveLength(1);
+    expect(await h.nodesOf(pool.poolId)).toHaveLength(1);
+    for (const node of there) {
+      expect((await request(t.url).get(`/v1/nodes/${node.nodeId}`).set(admin)).body.status).toBe(
+        'ready',
+      );
+    }
+  });
+
+  it('does the work of a scale-in in the correlation of the request that asked for it', async () => {
+    const clusterId = await h.createCluster();
+    const pool = await h.createPool(clusterId, { name: 'followed', kind: 'cpu' });
+    expect(await h.finished((await h.scale(pool.poolId, 1)).body.operationId)).toMatchObject({
+      status: 'succeeded',
+    });
+    const correlationId = `scale-in-${randomUUID()}`;
+    const asked = await request(t.url)
+      .post(`/v1/node-pools/${pool.poolId}/scale`)
+      .set(admin)
+      .set('x-correlation-id', correlationId)
+      .send({ desiredSize: 0 });
+    const op = await h.finished(asked.body.operationId);
+    expect(op.status).toBe('succeeded');
+    const [node] = op.nodes;
+    const types = async (streamId: string): Promise<Array<readonly [string, boolean]>> =>
+      (await request(t.url).get(`/v1/streams/${streamId}`).set(admin)).body.events.map(
+        (e: { type: string; metadata: { correlationId: string } }) =>
+          [e.type.replace(/\.v\d+$/, ''), e.metadata.correlationId === correlationId] as const,
+      );
+    const opEvents = await types(`operation-${op.operationId}`);
+    expect(opEvents.length).toBeGreaterThan(4);
+    expect(opEvents.filter(([, ours]) => !ours)).toEqual([]);
+    const nodeEvents = await types(`node-${node.nodeId}`);
+    for (const type of ['NodeCordoned', 'NodeRemovalRequested', 'NodeDeleted']) {
+      expect(nodeEvents).toContainEqual([type, true]);
+    }
+  });
+
   it('refuses an uncordon of a node on its way out (node_being_removed); the scale-in goes through', async () => {
     const clusterId = await h.createCluster();
     const pool = await h.createPool(clusterId, { name: 'on-its-way', kind: 'cpu' });

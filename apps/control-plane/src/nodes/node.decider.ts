@@ -64,7 +64,11 @@ export type NodeCommand =
   | { type: 'StartNodeDrain'; data: { drainId: string; mode: DrainMode; at: string } }
   | { type: 'EndNodeDrain'; data: { drainId: string; at: string } }
   /** A pool operation's last check before the provisioner is asked to remove the node. */
-  | { type: 'RequestNodeRemoval'; data: { operationId: string; until: string; at: string } };
+  | {
+      type: 'RequestNodeRemoval';
+      /** `poolId`: the pool the operation removes it from (it must still be there). */
+      data: { operationId: string; poolId: string; until: string; at: string };
+    };
 
 export const modeFromLabels = (labels: Readonly<Record<string, string>>): NodeMode =>
   labels['fleet/mode'] === 'dedicated' ? 'dedicated' : 'shared';
@@ -354,8 +358,17 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
     }
     case 'RequestNodeRemoval': {
       if (state.status !== 'online' && state.status !== 'offline') return []; // gone already
-      const { operationId, until, at } = command.data;
+      const { operationId, poolId, until, at } = command.data;
       if (state.removal?.operationId === operationId) return [];
+      // Moved by an admin since the operation chose it: it belongs to another pool now.
+      if (state.poolId !== poolId) {
+        throw new DomainError(
+          'node_in_use',
+          `node ${state.hostname} was moved to another pool since it was chosen: not removed`,
+          'conflict',
+          { nodeId: state.nodeId, sessions: Object.keys(state.allocations).length },
+        );
+      }
       // Nothing runs on an offline node (its sessions are ended); an online one must still be
       // as its drain left it: an admin who uncordoned it took it back, and removing it would
       // end whatever was placed there since.

@@ -419,9 +419,13 @@ describe('node', () => {
       data: { nodeId: 'n1', reason: 'drain', at: T0 },
     };
     const UNTIL = '2026-12-02T10:10:00.000Z';
+    const inPool: NodeEvent = {
+      type: 'NodeAssignedToPool',
+      data: { nodeId: 'n1', poolId: 'pool-a', at: T0 },
+    };
     const request = {
       type: 'RequestNodeRemoval',
-      data: { operationId: 'op1', until: UNTIL, at: T1 },
+      data: { operationId: 'op1', poolId: 'pool-a', until: UNTIL, at: T1 },
     } as const;
     const requested: NodeEvent = {
       type: 'NodeRemovalRequested',
@@ -430,35 +434,52 @@ describe('node', () => {
     const allocated = allocatedAt(T0);
 
     it('marks a drained node (cordoned, empty) for removal, once per operation', () => {
-      spec.given([registered(), cordoned]).when(request).then([requested]);
-      spec.given([registered(), cordoned, requested]).when(request).thenNothing();
+      spec.given([registered(), inPool, cordoned]).when(request).then([requested]);
+      spec.given([registered(), inPool, cordoned, requested]).when(request).thenNothing();
+    });
+
+    it('refuses a node an admin moved to another pool (or out of any) since it was chosen: node_in_use', () => {
+      const moved: NodeEvent = {
+        type: 'NodeAssignedToPool',
+        data: { nodeId: 'n1', poolId: 'pool-b', at: T0 },
+      };
+      spec.given([registered(), inPool, cordoned, moved]).when(request).thenRefuses('node_in_use');
+      spec.given([registered(), cordoned]).when(request).thenRefuses('node_in_use');
     });
 
     it('refuses a node an admin uncordoned since its drain, or one holding sessions: node_in_use', () => {
       spec
-        .given([registered(), cordoned, { type: 'NodeUncordoned', data: { nodeId: 'n1', at: T0 } }])
+        .given([
+          registered(),
+          inPool,
+          cordoned,
+          { type: 'NodeUncordoned', data: { nodeId: 'n1', at: T0 } },
+        ])
         .when(request)
         .thenRefuses('node_in_use');
-      spec.given([registered(), cordoned, allocated]).when(request).thenRefuses('node_in_use');
+      spec
+        .given([registered(), inPool, cordoned, allocated])
+        .when(request)
+        .thenRefuses('node_in_use');
     });
 
     it('marks an offline node whatever its cordon (nothing runs there), and no node that is gone', () => {
       const offline = wentOffline('kubelet_not_ready', T0);
-      spec.given([registered(), offline]).when(request).then([requested]);
+      spec.given([registered(), inPool, offline]).when(request).then([requested]);
       const deleted: NodeEvent = {
         type: 'NodeDeleted',
         data: { nodeId: 'n1', clusterId: 'c1', hostname: 'gpu-a-01', at: T0 },
       };
-      spec.given([registered(), offline, deleted]).when(request).thenNothing();
+      spec.given([registered(), inPool, offline, deleted]).when(request).thenNothing();
     });
 
     it('refuses an uncordon while the removal holds (node_being_removed), and takes it after the deadline', () => {
       spec
-        .given([registered(), cordoned, requested])
+        .given([registered(), inPool, cordoned, requested])
         .when({ type: 'UncordonNode', data: at(T2) })
         .thenRefuses('node_being_removed');
       spec
-        .given([registered(), cordoned, requested])
+        .given([registered(), inPool, cordoned, requested])
         .when({ type: 'UncordonNode', data: at(UNTIL) })
         .then([{ type: 'NodeUncordoned', data: { nodeId: 'n1', at: UNTIL } }]);
     });
@@ -471,16 +492,16 @@ describe('node', () => {
       const move = (when: string) =>
         ({ type: 'AssignNodeToPool', data: { poolId: 'pool-b', at: when } }) as const;
       spec
-        .given([registered(), pooled, cordoned, requested])
+        .given([registered(), inPool, pooled, cordoned, requested])
         .when(move(T2))
         .thenRefuses('node_being_removed');
       // Asking for the pool it is in changes nothing: no refusal.
       spec
-        .given([registered(), pooled, cordoned, requested])
+        .given([registered(), inPool, pooled, cordoned, requested])
         .when({ type: 'AssignNodeToPool', data: { poolId: 'pool-a', at: T2 } })
         .thenNothing();
       spec
-        .given([registered(), pooled, cordoned, requested])
+        .given([registered(), inPool, pooled, cordoned, requested])
         .when(move(UNTIL))
         .then([
           { type: 'NodeAssignedToPool', data: { nodeId: 'n1', poolId: 'pool-b', at: UNTIL } },

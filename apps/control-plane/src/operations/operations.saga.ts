@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
@@ -14,7 +14,7 @@ import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeStreamId } from '../nodes/node.events';
 import { NodeCommands } from '../nodes/nodes.commands';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
+import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate } from '../pools/pool.decider';
 import { PoolDefinition, poolStreamId } from '../pools/pool.events';
 import { PoolsService } from '../pools/pools.service';
@@ -71,6 +71,14 @@ export const chooseNodesToRemove = (
     .slice(0, Math.max(0, count))
     .map(({ nodeId, hostname }) => ({ nodeId, hostname }));
 
+/** A chosen node an admin has moved to another pool: the operation fails naming it. */
+const movedAway = (hostname: string, what: string): DomainError =>
+  new DomainError(
+    'node_in_use',
+    `node ${hostname} was moved to another pool since it was chosen: not ${what}`,
+    'conflict',
+  );
+
 /**
  * The operations saga. Each step re-reads the operation, the pool and its nodes and does the
  * next thing; a delayed job carries it from step to step (so a crash resumes it), and a second
@@ -82,6 +90,8 @@ export class OperationsSaga {
   private readonly running = new Map<string, Promise<void>>();
   private readonly removalAsked = new Set<string>();
   private readonly created = new Set<string>();
+  /** Each operation's request's correlation id (its first event's), read once per process. */
+  private readonly correlations = new Map<string, string>();
 
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
@@ -92,6 +102,7 @@ export class OperationsSaga {
     @Inject(DrainsService) private readonly drains: DrainsService,
     @Inject(NodeCommands) private readonly nodeCommands: NodeCommands,
     @Inject(PoolsService) private readonly pools: PoolsService,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
   ) {}
 
   register(): void {
@@ -156,10 +167,10 @@ export class OperationsSaga {
       return;
     const { state } = await this.pipeline.load(operationAggregate, stored.streamId);
     if (state.status === 'absent' || state.poolId === null) return;
-    const ctx = this.context(
-      uuidFrom(stored.eventId, 'end-pool-op'),
-      stored.metadata.correlationId,
-    );
+    this.correlations.delete(state.operationId);
+    const ctx = systemContext(uuidFrom(stored.eventId, 'end-pool-op'), {
+      correlationId: stored.metadata.correlationId,
+    });
     if (state.operationType === 'delete_node_pool' && event.type !== 'OperationSucceeded') {
       await this.pipeline.handle(
         clusterAggregate,
@@ -306,7 +317,7 @@ export class OperationsSaga {
         poolAggregate,
         poolStreamId(poolId),
         { type: 'MarkPoolDeleted', data: { at: this.now() } },
-        this.context(uuidFrom(op.operationId, 'pool-deleted'), op.operationId),
+        await this.context(op, uuidFrom(op.operationId, 'pool-deleted')),
       );
       await this.complete(op, 'delete_pool', null);
     }
@@ -385,10 +396,12 @@ export class OperationsSaga {
       let drainId: string | undefined = op.drains[node.nodeId];
       if (!drainId) {
         if (state.status === 'offline' && Object.keys(state.allocations).length === 0) continue;
+        // An admin moved it to another pool since it was chosen: it is that pool's now.
+        if (state.poolId !== op.poolId) throw movedAway(state.hostname, 'drained');
         drainId = await this.drains.start(
           node.nodeId,
           'relocate',
-          this.context(uuidFrom(op.operationId, 'drain', node.nodeId), op.operationId),
+          await this.context(op, uuidFrom(op.operationId, 'drain', node.nodeId)),
         );
         await this.command(op, {
           type: 'RecordOperationDrain',
@@ -437,7 +450,7 @@ export class OperationsSaga {
           await this.nodeCommands.execute(
             node.nodeId,
             { type: 'DeleteNode', data: { at: this.now() } },
-            this.context(uuidFrom(op.operationId, 'delete', node.nodeId), op.operationId),
+            await this.context(op, uuidFrom(op.operationId, 'delete', node.nodeId)),
           );
         } catch (error) {
           if (!(error instanceof DomainError && error.code === 'node_busy')) throw error;
@@ -466,9 +479,14 @@ export class OperationsSaga {
         node.nodeId,
         {
           type: 'RequestNodeRemoval',
-          data: { operationId: op.operationId, until: op.deadlineAt, at: this.now() },
+          data: {
+            operationId: op.operationId,
+            poolId: op.poolId!,
+            until: op.deadlineAt,
+            at: this.now(),
+          },
         },
-        this.context(uuidFrom(op.operationId, 'removal', node.nodeId), op.operationId),
+        await this.context(op, uuidFrom(op.operationId, 'removal', node.nodeId)),
       );
     }
   }
@@ -539,7 +557,7 @@ export class OperationsSaga {
       poolAggregate,
       poolStreamId(op.poolId!),
       { type: 'ChangePoolSpec', data: { ...to, at: this.now() } },
-      this.context(uuidFrom(op.operationId, 'spec'), op.operationId),
+      await this.context(op, uuidFrom(op.operationId, 'spec')),
     );
     await this.complete(op, 'update_spec', `${to.cpu} vCPU / ${to.memoryGiB} GiB`);
     await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
@@ -564,11 +582,11 @@ export class OperationsSaga {
       operationAggregate,
       operationStreamId(op.operationId),
       command,
-      this.context(
+      await this.context(
+        op,
         key
           ? uuidFrom(op.operationId, key)
           : uuidFrom(op.operationId, command.type, JSON.stringify(command.data)),
-        op.operationId,
       ),
     );
   }
@@ -607,7 +625,7 @@ export class OperationsSaga {
         poolAggregate,
         poolStreamId(pool.poolId),
         { type: 'EndPoolOperation', data: { operationId, at: this.now() } },
-        this.context(uuidFrom(operationId, 'orphaned'), operationId),
+        systemContext(uuidFrom(operationId, 'orphaned'), { correlationId: operationId }),
       );
     }
     if (open.length) this.logger.log(`re-armed ${open.length} operation(s)`);
@@ -617,7 +635,22 @@ export class OperationsSaga {
     return new Date().toISOString();
   }
 
-  private context(commandId: string, correlationId: string): CommandContext {
+  /**
+   * What the operation does is done in its request's correlation (API-ADDITIONS: everything one
+   * request set off shares it), so an auditor following the admin's request finds the drains,
+   * relocations and removals it caused. The id is its first event's; an operation whose
+   * stream cannot be read (none in practice) falls back to its own id.
+   */
+  private async context(op: Running, commandId: string): Promise<CommandContext> {
+    let correlationId = this.correlations.get(op.operationId);
+    if (correlationId === undefined) {
+      const [first] = await this.store.readStream(operationStreamId(op.operationId), {
+        limit: 1,
+      });
+      correlationId = first?.metadata.correlationId ?? op.operationId;
+      if (this.correlations.size >= 10_000) this.correlations.clear();
+      this.correlations.set(op.operationId, correlationId);
+    }
     return systemContext(commandId, { correlationId });
   }
 }
