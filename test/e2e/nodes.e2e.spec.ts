@@ -169,6 +169,34 @@ describe('node inventory over HTTP', () => {
     expect(un.body.status).toBe('ready');
   });
 
+  it('answers a cordon that changed nothing with the node as decided on: a drain that cordoned it a moment before shows', async () => {
+    const hostnames = Array.from(
+      { length: 20 },
+      (_, i) => `gpu-race-${String(i).padStart(2, '0')}`,
+    );
+    const first = await post(
+      report(
+        'c1',
+        hostnames.map((h) => gpuNode(h)),
+      ),
+    );
+    const stale: unknown[] = [];
+    for (const { nodeId } of first.body.nodes as Array<{ nodeId: string }>) {
+      // The drain cordons the node; the cordon, a moment later, finds it cordoned already.
+      const [drain, cordon] = await Promise.all([
+        request(t.url).post(`/v1/nodes/${nodeId}/drain`).set(admin).send({}),
+        new Promise((r) => setTimeout(r, 1)).then(() =>
+          request(t.url).post(`/v1/nodes/${nodeId}/cordon`).set(admin).send({}),
+        ),
+      ]);
+      expect([drain.status, cordon.status]).toEqual([expect.any(Number), 200]);
+      if (cordon.body.cordon.desired !== true || cordon.body.status !== 'cordoned') {
+        stale.push({ drain: drain.status, cordon: cordon.body.cordon, status: cordon.body.status });
+      }
+    }
+    expect(stale).toEqual([]);
+  });
+
   it('refuses to delete an online node, deletes an offline one, and registers the host again', async () => {
     const first = await post(report('c1', [gpuNode('gpu-del-01')]));
     const nodeId = first.body.nodes[0].nodeId;

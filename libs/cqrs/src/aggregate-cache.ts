@@ -2,7 +2,12 @@
  * A bounded LRU of folded aggregate states keyed by stream. Entries carry the revision
  * they were folded to; the pipeline checks it against the store before trusting one.
  */
-export type CachedState<S> = { readonly state: S; readonly revision: number };
+export type CachedState<S> = {
+  readonly state: S;
+  readonly revision: number;
+  /** The global position of the stream's event at `revision`. */
+  readonly position: number;
+};
 
 export class AggregateCache {
   private readonly entries = new Map<string, CachedState<unknown>>();

@@ -13,7 +13,7 @@ import {
   ExpectedRevision,
   NewEvent,
 } from '../../eventstore/src/port';
-import { AggregateCache } from './aggregate-cache';
+import { AggregateCache, CachedState } from './aggregate-cache';
 
 /** An aggregate (or workflow) as the pipeline sees it: its decider and how its events are stored. */
 export type Aggregate<C extends Message, E extends Message, S> = {
@@ -31,6 +31,12 @@ export type CommandResult<E, S> = {
   readonly appended: boolean;
   /** Global position of the last event appended (0 when nothing was), for read-your-writes waits. */
   readonly position: number;
+  /**
+   * Global position of the stream's last event that `state` includes (0 when there is none):
+   * for a command that changed nothing, what a read-your-writes wait waits for, since the
+   * state it was decided on may be newer than a read model (another request's append).
+   */
+  readonly headPosition: number;
 };
 
 export type PipelineObserver = (outcome: {
@@ -77,9 +83,11 @@ export class CommandPipeline {
       readonly codec: EventCodec<E>;
     },
     streamId: string,
-  ): Promise<{ state: S; revision: number | null }> {
+  ): Promise<{ state: S; revision: number | null; position: number }> {
     const head = await this.store.streamRevision(streamId);
-    if (head === null) return { state: aggregate.decider.initialState(), revision: null };
+    if (head === null) {
+      return { state: aggregate.decider.initialState(), revision: null, position: 0 };
+    }
     const key = cacheKey(aggregate, streamId);
     const cached = this.cache.get<S>(key);
     if (cached && cached.revision === head) return cached;
@@ -87,17 +95,19 @@ export class CommandPipeline {
     let state = cached && cached.revision < head ? cached.state : aggregate.decider.initialState();
     let from = cached && cached.revision < head ? cached.revision + 1 : 0;
     let revision = from - 1;
+    let position = cached?.position ?? 0;
     for (;;) {
       const page = await this.store.readStream(streamId, { fromRevision: from, limit: 1000 });
       for (const stored of page) {
         const event = aggregate.codec.decode(stored.type, stored.data);
         if (event) state = aggregate.decider.evolve(state, event);
         revision = stored.revision;
+        position = stored.position;
       }
       if (page.length < 1000) break;
       from = revision + 1;
     }
-    const entry = { state, revision };
+    const entry = { state, revision, position };
     this.cache.set(key, entry);
     return entry;
   }
@@ -131,7 +141,14 @@ export class CommandPipeline {
       if (events.length > 0) continue;
       const type = commands[i].type;
       (noops ??= new Map()).set(type, (noops.get(type) ?? 0) + 1);
-      out[i] = { events, state: cached.state, revision: head, appended: false, position: 0 };
+      out[i] = {
+        events,
+        state: cached.state,
+        revision: head,
+        appended: false,
+        position: 0,
+        headPosition: cached.position,
+      };
     }
     if (noops && this.observer) {
       const ms = performance.now() - started;
@@ -177,7 +194,7 @@ export class CommandPipeline {
     streamId: string,
     command: C,
     context: CommandContext,
-    cached: { readonly state: S; readonly revision: number },
+    cached: CachedState<S>,
     started: number,
   ): Promise<CommandResult<E, S>> {
     let head: number | null;
@@ -193,7 +210,14 @@ export class CommandPipeline {
       return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));
     }
     this.report(aggregate, command, started, 'noop', 0);
-    return { events: [], state: cached.state, revision: head, appended: false, position: 0 };
+    return {
+      events: [],
+      state: cached.state,
+      revision: head,
+      appended: false,
+      position: 0,
+      headPosition: cached.position,
+    };
   }
 
   private async run<C extends Message, E extends Message, S>(
@@ -206,11 +230,11 @@ export class CommandPipeline {
     const maxAttempts = this.options.maxAttempts ?? 5;
     try {
       for (let attempt = 1; ; attempt++) {
-        const { state, revision } = await this.load(aggregate, streamId);
+        const { state, revision, position } = await this.load(aggregate, streamId);
         const events = aggregate.decider.decide(command, state);
         if (events.length === 0) {
           this.report(aggregate, command, started, 'noop', 0);
-          return { events, state, revision, appended: false, position: 0 };
+          return { events, state, revision, appended: false, position: 0, headPosition: position };
         }
         const expected: ExpectedRevision = revision ?? 'no_stream';
         try {
@@ -231,10 +255,15 @@ export class CommandPipeline {
               revision: now.revision,
               appended: false,
               position: result.position,
+              headPosition: now.position,
             };
           }
           const next = events.reduce(aggregate.decider.evolve, state);
-          this.cache.set(key, { state: next, revision: result.revision });
+          this.cache.set(key, {
+            state: next,
+            revision: result.revision,
+            position: result.position,
+          });
           this.report(aggregate, command, started, 'ok', events.length);
           return {
             events,
@@ -242,6 +271,7 @@ export class CommandPipeline {
             revision: result.revision,
             appended: true,
             position: result.position,
+            headPosition: result.position,
           };
         } catch (error) {
           if (!(error instanceof ConcurrencyConflictError) || attempt >= maxAttempts) throw error;

@@ -231,10 +231,19 @@ export class SubscriptionRunner {
    * have handled `position`. Resolves false on timeout; the write itself is durable either way.
    */
   async settle(position: number, names: readonly string[], timeoutMs = 5000): Promise<boolean> {
-    if (position <= 0) return true;
+    if (position <= 0 || this.reachedNow(position, names)) return true;
     const outcome = await settleWithin(this.caughtUp(position, names), timeoutMs);
     if (outcome.status === 'rejected') throw outcome.reason;
     return outcome.status === 'fulfilled';
+  }
+
+  /** Whether the named subscribers have handled `position` already (no promise: the usual case). */
+  private reachedNow(position: number, names: readonly string[]): boolean {
+    for (const name of names) {
+      const s = this.subscriptions.get(name);
+      if (s !== undefined && s.checkpoint < position) return false;
+    }
+    return true;
   }
 
   async status(): Promise<SubscriptionStatus[]> {

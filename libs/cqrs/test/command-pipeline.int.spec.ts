@@ -67,6 +67,23 @@ describe('the command pipeline', () => {
     expect(await store.headPosition()).toBe(0);
   });
 
+  it('tells a command that changed nothing the position of the state it was decided on', async () => {
+    const add = (amount: number) => ({ type: 'Add' as const, data: { amount } });
+    // Another stream's events first, so positions and revisions differ.
+    await pipeline.handle(aggregate, 'counter-z', add(1), ctx());
+    const appended = await pipeline.handle(aggregate, 'counter-a', add(2), ctx());
+    expect(appended.headPosition).toBe(appended.position);
+    // Cached (no queue), folded afresh by another pipeline, and a pass of decideNoops.
+    const cached = await pipeline.handle(aggregate, 'counter-a', add(0), ctx());
+    const folded = await new CommandPipeline(store).handle(aggregate, 'counter-a', add(0), ctx());
+    const [pass] = await pipeline.decideNoops(aggregate, ['counter-a'], [add(0)]);
+    for (const noop of [cached, folded, pass!]) {
+      expect(noop).toMatchObject({ appended: false, position: 0, headPosition: appended.position });
+    }
+    const none = await pipeline.handle(aggregate, 'counter-none', add(0), ctx());
+    expect(none.headPosition).toBe(0);
+  });
+
   it('appends nothing when the same command id comes again', async () => {
     const id = randomUUID();
     await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 2 } }, ctx(id));
@@ -117,6 +134,7 @@ describe('the command pipeline', () => {
         revision: 0,
         appended: false,
         position: 0,
+        headPosition: 1,
       });
       expect(read).not.toHaveBeenCalled();
       expect(outcomes).toEqual(['Add:noop']);

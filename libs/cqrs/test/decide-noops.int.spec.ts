@@ -74,6 +74,7 @@ describe.each([
       revision: 0,
       appended: false,
       position: 0,
+      headPosition: 1,
     });
     expect(got[0]).toEqual(await pipeline.handle(aggregate, 'counter-a', add(0), ctx()));
     expect(got.slice(1)).toEqual([undefined, undefined, undefined, undefined]);

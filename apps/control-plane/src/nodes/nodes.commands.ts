@@ -27,7 +27,8 @@ export class NodeCommands {
         : error;
     }
     if (result.revision === null) throw notFound('node', nodeId);
-    // Position 0: nothing was appended, nothing for the Nodes screen to catch up on.
-    if (result.position > 0) await this.runner.settle(result.position, [NODES_PROJECTION]);
+    // What was decided on, appended now or by an earlier request (a drain's cordon, seen by a
+    // cordon that then changed nothing): the answer is read once the Nodes screen shows it.
+    await this.runner.settle(result.headPosition, [NODES_PROJECTION]);
   }
 }
