@@ -1,6 +1,9 @@
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
 import { cpuNode, eventually, gpuNode, report } from '../support/reports';
+import { EventStore } from '../../libs/eventstore/src/port';
+import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { SessionProcessReactor } from '../../apps/control-plane/src/sessions/session-process.reactor';
 
 describe('sessions over HTTP', () => {
   let t: TestApp;
@@ -13,7 +16,7 @@ describe('sessions over HTTP', () => {
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
     bob = await t.auth('bob', ['user']);
-    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4', 's5', 's6']);
+    operator = await t.auth('op', ['operator'], ['s1', 's2', 's3', 's4', 's5', 's6', 's7']);
   });
   afterAll(async () => t.close());
 
@@ -185,6 +188,31 @@ describe('sessions over HTTP', () => {
     const resumed = await act(pausing.body.sessionId, 'resume', bob);
     expect(resumed.body.status).toBe('running');
     expect(resumed.body.nodeId).not.toBe(nodeId);
+  });
+
+  it('ends only the sessions a node held when it went offline, even when that is handled late', async () => {
+    // Three cards fit on no other node of the suite.
+    const first = await reportNodes(report('s7', [gpuNode('flap-01', 8, 'HPC_GPU')]));
+    const nodeId = first.body.nodes[0].nodeId;
+    const before = await create({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 3 });
+    expect(before.body.nodeId).toBe(nodeId);
+    await reportNodes(report('s7', [gpuNode('flap-01', 8, 'HPC_GPU', { kubeletReady: false })]));
+    await eventually(async () => (await get(before.body.sessionId)).body.status === 'terminated');
+    // Back, and a session placed on it since.
+    await reportNodes(report('s7', [gpuNode('flap-01', 8, 'HPC_GPU')]));
+    const since = await eventually(async () => {
+      const s = await create({ kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 3 }, bob);
+      return s.body.status === 'running' ? s.body : null;
+    });
+    expect(since.nodeId).toBe(nodeId);
+    // The offline handled again, late (a replay after a crash before its checkpoint, say).
+    const events = t.app.get<EventStore>(EVENT_STORE);
+    const offline = (await events.readStream(`node-${nodeId}`)).find((e) =>
+      e.type.startsWith('NodeWentOffline'),
+    )!;
+    await t.app.get(SessionProcessReactor).react(offline);
+    expect((await get(since.sessionId, bob)).body.status).toBe('running');
+    expect((await get(before.body.sessionId)).body.terminationReason).toBe('node_offline');
   });
 
   it('bills exactly the running intervals: two records for run, pause, resume, terminate; none for the gap', async () => {

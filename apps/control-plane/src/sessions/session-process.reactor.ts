@@ -65,7 +65,14 @@ export class SessionProcessReactor {
     }
     if (event?.type === 'NodeWentOffline') {
       const { nodeId, lastSeenAt } = event.data;
-      const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+      // The sessions on the node when it went offline, not now: handled late (a replay after a
+      // crash, a lagging reactor), the node may be back with sessions placed since, which
+      // this offline must not end.
+      const history = await this.events.readStream(stored.streamId, { limit: stored.revision + 1 });
+      const node = history.reduce((s, e) => {
+        const decoded = nodeCodec.decode(e.type, e.data);
+        return decoded ? nodeAggregate.decider.evolve(s, decoded) : s;
+      }, nodeAggregate.decider.initialState());
       if (node.status !== 'online' && node.status !== 'offline') return;
       for (const sessionId of Object.keys(node.allocations)) {
         const ctx = reactionContext(stored, `offline-${sessionId}`);
