@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { CommandPipeline } from '../../libs/cqrs/src';
+import { DrainSaga } from '../../apps/control-plane/src/drains/drain.saga';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report } from '../support/reports';
 
@@ -20,7 +22,7 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     t = await startApp({ NODE_STALE_SEC: '300' });
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
-    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4', 'd5']);
+    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7']);
   });
   afterAll(async () => t.close());
 
@@ -209,5 +211,63 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     expect((await request(t.url).post(`/v1/nodes/${node}/drain`).set(alice).send({})).status).toBe(
       403,
     );
+  });
+
+  /** A drain that ends (`EndDrain` appended) while the node's side of it fails, as a crash would. */
+  const drainWithNodeSideFailing = async (clusterId: string, hostname: string) => {
+    await reportNodes(report(clusterId, [gpuNode(hostname, 1, 'MIG_1g')]));
+    const nodeId = await nodeIdOf(clusterId, hostname);
+    const pipeline = t.app.get(CommandPipeline);
+    const handle = pipeline.handle.bind(pipeline);
+    let failing = true;
+    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
+      if (failing && (args[2] as { type: string }).type === 'EndNodeDrain') {
+        failing = false;
+        throw new Error('the process died here');
+      }
+      return handle(...args);
+    });
+    const drainId = (await request(t.url).post(`/v1/nodes/${nodeId}/drain`).set(admin).send({}))
+      .body.drainId as string;
+    return { nodeId, drainId, spy, failed: () => !failing };
+  };
+  const nodeDrain = async (nodeId: string) =>
+    (await request(t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body.drain;
+
+  it('ends the drain on its node even when the node side fails once after the drain ended', async () => {
+    const { nodeId, drainId, spy, failed } = await drainWithNodeSideFailing('d6', 'end-01');
+    try {
+      await drainDone(drainId);
+      await eventually(async () => (await nodeDrain(nodeId))?.status === 'completed');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(failed()).toBe(true);
+    // Taken back and drained again: a new drain, not the old one's id.
+    await request(t.url).post(`/v1/nodes/${nodeId}/uncordon`).set(admin).expect(200);
+    const again = await request(t.url).post(`/v1/nodes/${nodeId}/drain`).set(admin).send({});
+    expect(again.status).toBe(202);
+    expect(again.body.drainId).not.toBe(drainId);
+  });
+
+  it('ends at start a drain left running on its node by data from before that reaction', async () => {
+    const saga = t.app.get(DrainSaga);
+    const react = saga.react.bind(saga);
+    // The reaction to DrainEnded left out, as code before it had none.
+    const reacting = jest.spyOn(saga, 'react').mockImplementation(async (e) => {
+      if (!e.type.startsWith('DrainEnded')) await react(e);
+    });
+    const { nodeId, drainId, spy, failed } = await drainWithNodeSideFailing('d7', 'end-02');
+    try {
+      await drainDone(drainId);
+      await eventually(async () => failed());
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await nodeDrain(nodeId)).toEqual({ drainId, status: 'running' });
+    } finally {
+      spy.mockRestore();
+      reacting.mockRestore();
+    }
+    await saga.reconcile();
+    await eventually(async () => (await nodeDrain(nodeId))?.status === 'completed');
   });
 });

@@ -7,6 +7,7 @@ import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/po
 import { Config } from '../config/config';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from '../sessions/placement.service';
 import { sessionAggregate } from '../sessions/session.decider';
@@ -15,6 +16,7 @@ import {
   DrainOutcome,
   DrainState,
   drainAggregate,
+  drainCodec,
   drainStreamId,
   nextDrainStep,
 } from './drain.workflow';
@@ -57,8 +59,20 @@ export class DrainSaga {
       this.logger.warn(`drain ${drainId}: step already pending on a stalled worker`);
   }
 
-  /** Drives drains from events: a drain started, or its node changed (released, uncordoned, offline). */
+  /**
+   * Drives drains from events: a drain started, or its node changed (released, uncordoned,
+   * offline); a drain ended, so its node is told (again: `end` does it at once, this makes it
+   * survive a crash between the two writes, which left the node draining for good).
+   */
   async react(stored: StoredEvent): Promise<void> {
+    if (stored.streamId.startsWith('drain-')) {
+      const event = drainCodec.decode(stored.type, stored.data);
+      if (event?.type !== 'DrainEnded') return;
+      return this.endOnNode(event.data, {
+        ...this.context(uuidFrom(event.data.drainId, 'end-node'), stored),
+        correlationId: stored.metadata.correlationId,
+      });
+    }
     if (stored.streamId.startsWith('node-')) {
       const event = nodeCodec.decode(stored.type, stored.data);
       if (!event) return;
@@ -260,19 +274,51 @@ export class DrainSaga {
       { type: 'EndDrain', data: { outcome, at } },
       { ...ctx, commandId: uuidFrom(drain.drainId, 'end') },
     );
-    await this.pipeline.handle(
-      nodeAggregate,
-      nodeStreamId(drain.nodeId),
-      { type: 'EndNodeDrain', data: { drainId: drain.drainId, at } },
+    await this.endOnNode(
+      { drainId: drain.drainId, nodeId: drain.nodeId, at },
       { ...ctx, commandId: uuidFrom(drain.drainId, 'end-node') },
     );
     this.logger.log(`drain ${drain.drainId} of node ${drain.nodeId} ended: ${outcome}`);
   }
 
-  /** Re-arms a step for every running drain (after a restart or a lost Redis). */
+  /** The node's side of a drain's end; a no-op once done (same command id, and the decider). */
+  private async endOnNode(
+    drain: { drainId: string; nodeId: string; at: string },
+    ctx: CommandContext,
+  ): Promise<void> {
+    await this.pipeline.handle(
+      nodeAggregate,
+      nodeStreamId(drain.nodeId),
+      { type: 'EndNodeDrain', data: { drainId: drain.drainId, at: drain.at } },
+      ctx,
+    );
+  }
+
+  /**
+   * Re-arms a step for every running drain (after a restart or a lost Redis), and ends on its
+   * node every drain that ended without it (a crash between the two writes, before the end
+   * was also told from the log: data from before that).
+   */
   async reconcile(): Promise<void> {
     const running = await findAll<DrainDoc & Doc>(this.readModels, DRAINS, { status: 'running' });
     for (const d of running) await this.schedule(d.drainId);
+    const draining = await findAll<NodeDoc & Doc>(this.readModels, NODES, {
+      'drain.status': 'running',
+    });
+    for (const node of draining) {
+      const drainId = node.drain!.drainId;
+      const drain = (await this.pipeline.load(drainAggregate, drainStreamId(drainId))).state;
+      if (drain.status !== 'ended') continue;
+      await this.endOnNode(
+        { drainId, nodeId: node.nodeId, at: drain.endedAt },
+        {
+          ...this.context(uuidFrom(drainId, 'end-node')),
+          correlationId: drain.correlationId,
+          causationId: drainId,
+        },
+      );
+      this.logger.log(`drain ${drainId} had ended without its node ${node.nodeId}: ended there`);
+    }
   }
 
   /**
