@@ -344,11 +344,11 @@ describe('inventory report input over HTTP', () => {
       expect(await eventCount()).toBe(before);
     });
 
-    it('keeps the label keys constructor and prototype', async () => {
+    it('keeps the label keys constructor, prototype and toString', async () => {
       const res = await post(
         report('c1', [
           gpuNode('gpu-lbl-01', 2, 'L40S', {
-            labels: { constructor: 'a', prototype: 'b', 'fleet/mode': 'shared' },
+            labels: { constructor: 'a', prototype: 'b', toString: 'c', 'fleet/mode': 'shared' },
           }),
         ]),
       );
@@ -361,6 +361,7 @@ describe('inventory report input over HTTP', () => {
       expect(registered.data.labels).toEqual({
         constructor: 'a',
         prototype: 'b',
+        toString: 'c',
         'fleet/mode': 'shared',
       });
       // The same labels again change nothing.
@@ -370,7 +371,7 @@ describe('inventory report input over HTTP', () => {
           await post(
             report('c1', [
               gpuNode('gpu-lbl-01', 2, 'L40S', {
-                labels: { constructor: 'a', prototype: 'b', 'fleet/mode': 'shared' },
+                labels: { constructor: 'a', prototype: 'b', toString: 'c', 'fleet/mode': 'shared' },
               }),
             ]),
           )

@@ -25,6 +25,22 @@ const wrappedAt = (body: Json, path: string[]): object => {
 const fieldOf = (path: string[]): string =>
   (/^\d+$/.test(path[path.length - 1]) ? path.slice(0, -1) : path).join('.');
 
+/** Every object of `value` (the root too) outside `labels`, as paths of keys. */
+const objectsOutsideLabels = (value: Json, at: string[] = []): string[][] => {
+  if (value === null || typeof value !== 'object' || at[at.length - 1] === 'labels') return [];
+  const below = Object.entries(value).flatMap(([k, v]) => objectsOutsideLabels(v, [...at, k]));
+  return Array.isArray(value) ? below : [at, ...below];
+};
+
+/** A copy of `body` with `key: 1` added to the object at `path`. */
+const withKeyAt = (body: Json, path: string[], key: string): object => {
+  const copy = structuredClone(body) as Record<string, Json>;
+  let target = copy;
+  for (const k of path) target = target[k] as Record<string, Json>;
+  Object.defineProperty(target, key, { value: 1, enumerable: true, writable: true });
+  return copy;
+};
+
 /**
  * class-validator's ValidateNested takes an array where one object belongs and checks its
  * items: a capacity of `[]` was stored as `{}`, a card of `[]` became a card with no uuid, and
@@ -103,6 +119,46 @@ describe('an array where an object or another array belongs', () => {
       }
       expect(await eventCount()).toBe(before);
       await request(t.url).post(path).set(admin).send(seed).expect(ok);
+    },
+  );
+
+  // class-transformer skips a key named like a member of Object.prototype (the ValidationPipe
+  // deletes `constructor` and `prototype`): such a field was dropped, the body taken. In labels
+  // any key is data (the inventory e2e keeps `constructor` as a label).
+  const OBJECT_KEYS = [
+    'constructor',
+    'prototype',
+    'toString',
+    'valueOf',
+    'hasOwnProperty',
+    '__defineGetter__',
+  ];
+  it.each(seeds)(
+    'refuses %s with a field named like an Object.prototype member anywhere, naming its path',
+    async (_what, path, seed) => {
+      const before = await eventCount();
+      const paths = objectsOutsideLabels(seed);
+      expect(paths.length).toBeGreaterThanOrEqual(3);
+      for (const at of paths) {
+        for (const key of OBJECT_KEYS) {
+          const res = await request(t.url)
+            .post(path)
+            .set(admin)
+            .send(withKeyAt(seed, at, key));
+          const field = [...at, key].join('.');
+          expect({ field, status: res.status, body: res.body.error }).toEqual({
+            field,
+            status: 400,
+            body: expect.objectContaining({
+              code: 'validation_failed',
+              details: expect.objectContaining({
+                fields: [{ field, problems: [`property ${key} should not exist`] }],
+              }),
+            }),
+          });
+        }
+      }
+      expect(await eventCount()).toBe(before);
     },
   );
 });

@@ -1,6 +1,7 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationPipe } from '@nestjs/common';
 import { isISO8601 } from 'class-validator';
 import { GPU_MODELS } from '../config/config';
+import { OBJECT_KEYS } from '../platform/http/object-keys';
 import { createValidationPipe } from '../platform/http/validation.pipe';
 import { CLUSTER_ID, GPU_UUID, HOSTNAME, InventoryReportDto, OBSERVED_AT } from './inventory.dto';
 import { NODE_ROLES } from './node.events';
@@ -31,8 +32,6 @@ const CAPACITY_KEYS: ReadonlySet<string> = new Set(['cpu', 'memoryGiB', 'diskGiB
 const GPU_KEYS: ReadonlySet<string> = new Set(['uuid', 'model', 'memoryGiB']);
 const ROLES: ReadonlySet<unknown> = new Set<unknown>(NODE_ROLES);
 const MODELS: ReadonlySet<unknown> = new Set<unknown>(GPU_MODELS);
-/** Keys the ValidationPipe deletes from every object before validating (prototype pollution). */
-const STRIPPED: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'constructor']);
 
 type Obj = Record<string, unknown>;
 
@@ -77,10 +76,14 @@ const isGpu = (v: unknown): boolean =>
   MODELS.has(v.model) &&
   intIn(v.memoryGiB, 1, 1024);
 
-/** Labels are free-form for the DTO (IsObject); string values only here, the rest is checked later. */
+/**
+ * Labels are free-form for the DTO (IsObject); string values only here, the rest is checked
+ * later. A key named like an Object.prototype member (`constructor`, `toString`) is a label
+ * the DTO drops (class-transformer skips it, the ValidationPipe deletes some): handed over.
+ */
 const isLabels = (v: unknown): boolean => {
   if (!isPlain(v)) return false;
-  for (const k in v) if (STRIPPED.has(k) || typeof v[k] !== 'string') return false;
+  for (const k in v) if (OBJECT_KEYS.has(k) || typeof v[k] !== 'string') return false;
   return true;
 };
 
@@ -117,9 +120,10 @@ const METADATA: ArgumentMetadata = { type: 'body', metatype: InventoryReportDto,
 type Labels = Record<string, unknown>;
 
 /**
- * Each node's labels as sent, copied into prototype-less objects: `constructor` and
- * `prototype` are valid Kubernetes label keys, but the ValidationPipe deletes them from every
- * object (and class-transformer skips them). The controller checks every key and value later.
+ * Each node's labels as sent, copied into prototype-less objects: `constructor`, `prototype`
+ * or `toString` are valid Kubernetes label keys, but the ValidationPipe deletes some of them
+ * from every object and class-transformer skips the others. (Outside labels such a key is
+ * refused before either runs: object-keys.ts.) The controller checks every key and value later.
  */
 const labelsAsSent = (body: unknown): Array<Labels | undefined> => {
   const nodes = isPlain(body) ? body.nodes : undefined;

@@ -144,6 +144,38 @@ describe('InventoryReportPipe', () => {
       report('c1', [gpuNode('gpu-x', { observedAt })]),
       'nodes.0.observedAt',
     ]),
+    // class-transformer skips such keys and the ValidationPipe deletes some: they were dropped.
+    ...(
+      [
+        ['toString', { ...report('c1', [gpuNode('gpu-x')]), toString: 1 }],
+        ['hasOwnProperty', { ...report('c1', [gpuNode('gpu-x')]), hasOwnProperty: 'x' }],
+        ['nodes.0.constructor', report('c1', [gpuNode('gpu-x', { constructor: 1 })])],
+        ['nodes.0.valueOf', report('c1', [gpuNode('gpu-x', { valueOf: 1 })])],
+        [
+          'nodes.0.capacity.prototype',
+          report('c1', [
+            gpuNode('gpu-x', { capacity: { cpu: 1, memoryGiB: 1, diskGiB: 1, prototype: 1 } }),
+          ]),
+        ],
+        [
+          'nodes.1.gpus.0.constructor',
+          report('c1', [
+            cpuNode('cpu-x'),
+            gpuNode('gpu-x', {
+              gpus: [{ uuid: 'g', model: 'L40S', memoryGiB: 8, constructor: 'x' }],
+            }),
+          ]),
+        ],
+        [
+          'nodes.0.gpus.0.__defineGetter__',
+          report('c1', [
+            gpuNode('gpu-x', {
+              gpus: [{ uuid: 'g', model: 'L40S', memoryGiB: 8, __defineGetter__: 1 }],
+            }),
+          ]),
+        ],
+      ] as Array<[string, unknown]>
+    ).map(([field, body]): [string, unknown, string] => [`a field named ${field}`, body, field]),
     [
       '65 cards',
       report('c1', [
@@ -151,7 +183,7 @@ describe('InventoryReportPipe', () => {
       ]),
       'nodes.0.gpus',
     ],
-  ])('refuses %s exactly as the DTO does', async (_what, body, field) => {
+  ])('refuses %s exactly as the DTO does', async (_what, body: unknown, field) => {
     expect(isPlainValidInventoryReport(structuredClone(body))).toBe(false);
     const dto = await viaDto(body);
     expect(dto.ok).toBe(false);
@@ -211,7 +243,9 @@ describe('InventoryReportPipe', () => {
   });
 
   it('hands prototype keys in labels to the DTO, and keeps them as labels (the DTO strips them)', async () => {
-    const labels = JSON.parse('{"constructor":"x","prototype":"y","__proto__":"z","a":"b"}');
+    const labels = JSON.parse(
+      '{"constructor":"x","prototype":"y","__proto__":"z","toString":"t","valueOf":"v","a":"b"}',
+    );
     const body = report('c1', [gpuNode('gpu-x', { labels }), cpuNode('cpu-x')]);
     expect(isPlainValidInventoryReport(structuredClone(body))).toBe(false);
     const dto = await viaDto(body);
@@ -220,9 +254,17 @@ describe('InventoryReportPipe', () => {
     expect(piped.ok).toBe(true);
     const kept = (piped.ok && (piped.value as InventoryReportDto).nodes[0].labels) || {};
     // Own keys, `__proto__` too (the controller refuses it as a label key, naming it).
-    expect(Object.keys(kept).sort()).toEqual(['__proto__', 'a', 'constructor', 'prototype']);
+    expect(Object.keys(kept).sort()).toEqual([
+      '__proto__',
+      'a',
+      'constructor',
+      'prototype',
+      'toString',
+      'valueOf',
+    ]);
     expect(Object.getPrototypeOf(kept)).toBeNull();
     expect(kept.constructor).toBe('x');
+    expect(kept.toString).toBe('t');
     expect(piped.ok && (piped.value as InventoryReportDto).nodes[1].labels).toEqual({});
   });
 
@@ -249,6 +291,16 @@ describe('InventoryReportPipe', () => {
     fc.dictionary(fc.string({ maxLength: 6 }), fc.anything(), { maxKeys: 3 }),
     fc.constantFrom('constructor', 'prototype', '__proto__'),
   );
+  /** Names class-transformer skips or the ValidationPipe deletes (object-keys.ts). */
+  const objectKey = fc.constantFrom(
+    'constructor',
+    'prototype',
+    '__proto__',
+    'toString',
+    'valueOf',
+    'hasOwnProperty',
+    '__defineGetter__',
+  );
   /** Mostly a good value, sometimes a bad one of the right type, sometimes junk. */
   const maybe = <T>(good: fc.Arbitrary<T>, bad?: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
     fc.oneof(
@@ -256,18 +308,30 @@ describe('InventoryReportPipe', () => {
       { weight: bad ? 1 : 0, arbitrary: bad ?? junk },
       { weight: 1, arbitrary: junk },
     );
-  const gpu = fc.record(
-    {
-      uuid: maybe(fc.constantFrom('GPU-1', 'g', 'a/b:c'), fc.constantFrom('-x', 'x'.repeat(129))),
-      model: maybe(fc.constantFrom('L40S', 'HPC_GPU', 'MIG_3g'), fc.constant('H100')),
-      memoryGiB: maybe(fc.integer({ min: 1, max: 1024 }), fc.constantFrom(0, 1025, 1.5)),
-    },
-    { requiredKeys: ['uuid', 'model', 'memoryGiB'] },
+  const withExtra = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
+    fc.oneof(
+      { weight: 10, arbitrary: arb },
+      {
+        weight: 1,
+        arbitrary: fc
+          .tuple(arb, fc.oneof(fc.string({ minLength: 1, maxLength: 6 }), objectKey), junk)
+          .map(([o, k, v]) => (o && typeof o === 'object' ? { ...o, [k]: v } : o)),
+      },
+    );
+  const gpu = withExtra(
+    fc.record(
+      {
+        uuid: maybe(fc.constantFrom('GPU-1', 'g', 'a/b:c'), fc.constantFrom('-x', 'x'.repeat(129))),
+        model: maybe(fc.constantFrom('L40S', 'HPC_GPU', 'MIG_3g'), fc.constant('H100')),
+        memoryGiB: maybe(fc.integer({ min: 1, max: 1024 }), fc.constantFrom(0, 1025, 1.5)),
+      },
+      { requiredKeys: ['uuid', 'model', 'memoryGiB'] },
+    ),
   );
   const labels = fc.dictionary(
     fc.oneof(
       { weight: 10, arbitrary: fc.constantFrom('fleet/mode', 'a', 'x.io/b', 'Bad Key', '') },
-      { weight: 1, arbitrary: fc.constantFrom('constructor', 'prototype') },
+      { weight: 1, arbitrary: objectKey },
       { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
     ),
     maybe(fc.constantFrom('shared', 'dedicated', 'solo', '', 'x y')),
@@ -282,11 +346,13 @@ describe('InventoryReportPipe', () => {
       role: maybe(fc.constantFrom('gpu', 'cpu', 'master', 'storage'), fc.constant('router')),
       labels: maybe(labels),
       capacity: maybe(
-        fc.record({
-          cpu: maybe(fc.integer({ min: 0, max: 4096 }), fc.constantFrom(-1, 4097, 0.5)),
-          memoryGiB: maybe(fc.integer({ min: 0, max: 65536 }), fc.constantFrom(-1, 65537)),
-          diskGiB: maybe(fc.integer({ min: 0, max: 1048576 }), fc.constantFrom(-1, 1048577)),
-        }),
+        withExtra(
+          fc.record({
+            cpu: maybe(fc.integer({ min: 0, max: 4096 }), fc.constantFrom(-1, 4097, 0.5)),
+            memoryGiB: maybe(fc.integer({ min: 0, max: 65536 }), fc.constantFrom(-1, 65537)),
+            diskGiB: maybe(fc.integer({ min: 0, max: 1048576 }), fc.constantFrom(-1, 1048577)),
+          }),
+        ),
       ),
       gpus: maybe(fc.array(maybe(gpu), { maxLength: 3 })),
       kubeletReady: maybe(fc.boolean()),
@@ -310,16 +376,6 @@ describe('InventoryReportPipe', () => {
     },
     { requiredKeys: ['hostname', 'role', 'capacity', 'kubeletReady'] },
   );
-  const withExtra = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
-    fc.oneof(
-      { weight: 10, arbitrary: arb },
-      {
-        weight: 1,
-        arbitrary: fc
-          .tuple(arb, fc.string({ minLength: 1, maxLength: 6 }), junk)
-          .map(([o, k, v]) => (o && typeof o === 'object' ? { ...o, [k]: v } : o)),
-      },
-    );
   const body = withExtra(
     fc.record(
       {

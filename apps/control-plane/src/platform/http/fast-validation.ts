@@ -7,7 +7,7 @@ const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
   defaultMetadataStorage: import('class-transformer/types/MetadataStorage').MetadataStorage;
 };
 import { TransformationType } from 'class-transformer';
-import { validationFailed } from '../errors/error-envelope';
+import { refuseObjectKeys } from './object-keys';
 
 /** `value` is a valid instance of the DTO as plain data: the full pipe would accept it. */
 export type FastCheck = (value: unknown) => boolean;
@@ -109,30 +109,10 @@ export const compileFastCheck = (target: Ctor): FastCheck | null => {
  * The app's ValidationPipe with a fast path: a body or query that a plain DTO's compiled
  * check accepts becomes the DTO instance directly (what plainToInstance makes of a flat
  * object: `new Dto()` with the same keys); everything else (refusals included: their
- * messages are the full pipe's) goes through class-transformer and class-validator.
+ * messages are the full pipe's) goes through class-transformer and class-validator. First, at
+ * every depth the DTO shapes, a field named like an `Object.prototype` member is refused
+ * (object-keys.ts): class-transformer would drop it without a word.
  */
-/** Keys class-transformer skips without a word, so the whitelist never sees them. */
-const OBJECT_KEYS = ['constructor', '__proto__', 'prototype'] as const;
-
-/**
- * A query or body field named like an object's own machinery is unknown to every DTO, yet
- * class-transformer drops it silently (`?constructor=1` was answered as if absent): refused
- * here like any unknown field. Top level only: maps inside DTOs (labels) may use such keys.
- */
-const refuseObjectKeys = (value: unknown): void => {
-  if (value === null || typeof value !== 'object') return;
-  // A loop, not a filter: every body and query passes here, and almost none has such a key.
-  let found: string[] | undefined;
-  for (const key of OBJECT_KEYS) {
-    if (Object.prototype.hasOwnProperty.call(value, key)) (found ??= []).push(key);
-  }
-  if (found !== undefined) {
-    throw validationFailed(
-      found.map((field) => ({ field, problems: [`property ${field} should not exist`] })),
-    );
-  }
-};
-
 export class FastValidationPipe extends ValidationPipe {
   private readonly checks = new Map<unknown, FastCheck | null>();
   /** How many values took the fast path (for tests). */
@@ -141,7 +121,7 @@ export class FastValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const metatype = metadata.metatype as Ctor | undefined;
     if (metatype && (metadata.type === 'body' || metadata.type === 'query')) {
-      refuseObjectKeys(value);
+      refuseObjectKeys(value, metatype);
       let check = this.checks.get(metatype);
       if (check === undefined) {
         check = this.toValidate(metadata) ? compileFastCheck(metatype) : null;
