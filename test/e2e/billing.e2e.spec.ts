@@ -310,6 +310,21 @@ describe('billing over HTTP', () => {
     expect(res.body.items).toHaveLength(all.items.length);
   });
 
+  it('takes bounds in the years 0000-0099: every record after one, none before one', async () => {
+    const all = (await records('', admin)).body as Page;
+    expect(all.items.length).toBeGreaterThan(0);
+    for (const from of ['0000-01-01T00:00:00Z', '0099-12-31T00:00:00Z']) {
+      const res = await records(`?from=${from}`, admin);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(all);
+    }
+    for (const to of ['0050-06-01', '0000-01-01T00:00:00Z']) {
+      const res = await records(`?to=${to}`, admin);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ items: [], total: 0 });
+    }
+  });
+
   it('keeps every record unchanged when the node is deleted', async () => {
     const before = (await records('', admin)).body as Page;
     const node = `node-${NODE}`;

@@ -237,6 +237,29 @@ describe('list queries over HTTP', () => {
         await get(`/v1/billing/records?from=${q}&to=${q}`).expect(200);
       }
     });
+
+    // IsISO8601's strict check rebuilt such a date as `new Date("50-06-01")`, another year.
+    it('takes times in the years 0000-0099, on real calendar days only', async () => {
+      for (const time of [
+        '0000-01-01T00:00:00Z',
+        '0000-02-29T00:00:00Z',
+        '0050-06-01',
+        '0099-12-31T00:00:00Z',
+      ]) {
+        const q = encodeURIComponent(time);
+        await get(`/v1/notifications?since=${q}`).expect(200);
+        await get(`/v1/billing/records?from=${q}`).expect(200);
+        await get(`/v1/billing/records?to=${q}`).expect(200);
+      }
+      const all = await get('/v1/notifications').expect(200);
+      const since = await get('/v1/notifications?since=0000-01-01T00:00:00Z').expect(200);
+      expect(since.body.items).toEqual(all.body.items);
+      for (const time of ['0050-02-29', '0004-02-30T00:00:00Z', '0099-04-31T00:00:00Z']) {
+        expect(await refusedFields(`/v1/notifications?since=${time}`)).toEqual([
+          { field: 'since', problems: ['since must be a valid ISO 8601 date string'] },
+        ]);
+      }
+    });
   });
 
   describe('a cursor', () => {

@@ -26,6 +26,25 @@ export const ceilToMillisecond = (text: string): string => {
 export const floorToMillisecond = (text: string): string =>
   new Date(Date.parse(text)).toISOString();
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether the date `text` starts with (`yyyy-mm-dd`) is a day of the proleptic Gregorian
+ * calendar: `Date` rolls 2026-02-30 over to March 2 rather than refusing it. Written here, not
+ * IsISO8601's `strict`, which rebuilds the date with `new Date("50-06-01")`, a year `Date` reads
+ * as 1950 or 2050 (and in the server's zone), so it refused every date of the years 0000-0099.
+ */
+export const isCalendarDate = (text: unknown): boolean => {
+  if (typeof text !== 'string') return true; // told by IsString
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (date === null) return true; // told by the form checks
+  const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])];
+  // A month or day out of any range is IsISO8601's to tell (its pattern allows 01-12, 01-31).
+  if (month < 1 || month > 12 || day < 1 || day > 31) return true;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= DAYS_IN_MONTH[month - 1] + (month === 2 && leap ? 1 : 0);
+};
+
 const EARLIEST = Date.parse('0000-01-01T00:00:00.000Z');
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
 
@@ -41,15 +60,19 @@ export const isWithinYears = (text: unknown): boolean => {
 };
 
 /**
- * A time in a query: ISO-8601 (strict), with its UTC offset, and one `Date` can read. ISO-8601
- * also allows week dates (2026-W49-1), ordinal dates (2026-337), basic forms (20261201T1000Z)
- * and decimal commas, which `Date.parse` cannot read: those are refused here, with the field
- * named, rather than failing later in the handler.
+ * A time in a query: ISO-8601 on a real calendar day, with its UTC offset, and one `Date` can
+ * read. ISO-8601 also allows week dates (2026-W49-1), ordinal dates (2026-337), basic forms
+ * (20261201T1000Z) and decimal commas, which `Date.parse` cannot read: those are refused here,
+ * with the field named, rather than failing later in the handler.
  */
 export const IsZonedTime = (field: string, options?: ValidationOptions): PropertyDecorator =>
   applyDecorators(
     IsString(options),
-    IsISO8601({ strict: true, strictSeparator: true }, options),
+    IsISO8601({ strictSeparator: true }, options),
+    ValidateBy(
+      { name: 'isCalendarDate', validator: { validate: isCalendarDate } },
+      { ...options, message: `${field} must be a valid ISO 8601 date string` },
+    ),
     Matches(ZONED, { ...options, message: `${field} must carry a UTC offset (Z or ±hh:mm)` }),
     ValidateBy(
       { name: 'isReadableTime', validator: { validate: isReadableTime } },
