@@ -281,6 +281,32 @@ describe('billing over HTTP', () => {
       expect((await records('?cursor=junk', admin)).status).toBe(400);
     });
 
+    it('refuses a window whose to is before its from within one millisecond', async () => {
+      // Both bounds round to the same millisecond, either way: the window was taken, and
+      // answered with the records running across it.
+      const inverted = await records(
+        `?from=2026-11-02T10:05:00.9185Z&to=2026-11-02T10:05:00.9181Z`,
+        admin,
+      );
+      expect(inverted.status).toBe(400);
+      expect(inverted.body.error.code).toBe('validation_failed');
+      expect(inverted.body.error.details.fields).toEqual([
+        { field: 'to', problems: ['to must not be before from'] },
+      ]);
+      const offsets = await records(
+        `?from=${encodeURIComponent('2026-11-02T19:05:00.00000002+09:00')}&to=2026-11-02T10:05:00.00000001Z`,
+        admin,
+      );
+      expect(offsets.status).toBe(400);
+      // The same instant, or to after from by less than a millisecond, is a window: the
+      // records running across it (A1's first and B1's).
+      for (const to of ['2026-11-02T10:05:00.91850Z', '2026-11-02T10:05:00.9186Z']) {
+        const res = await records(`?from=2026-11-02T10:05:00.9185Z&to=${to}`, admin);
+        expect(res.status).toBe(200);
+        expect(res.body.items.map((r: BillRecord) => r.from)).toEqual([T(0), T(1)]);
+      }
+    });
+
     it.each([
       ['from', '2026-12-01T10:00:00,5Z'], // a decimal comma
       ['from', '2026-12-01T1000Z'], // basic time

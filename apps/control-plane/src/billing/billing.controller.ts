@@ -10,7 +10,11 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { recordView } from './billing-line';
 import { readSessionLog, recordsMatching, verifySessionLog } from './billing-verify';
-import { ceilToMillisecond, floorToMillisecond } from '../platform/http/zoned-time';
+import {
+  ceilToMillisecond,
+  compareInstants,
+  floorToMillisecond,
+} from '../platform/http/zoned-time';
 import {
   BILLED_SESSION_ID,
   BILLED_SESSION_ID_RULE,
@@ -64,13 +68,19 @@ export class BillingController {
       filter.owner = caller.sub;
     }
     if (query.sessionId !== undefined) filter.sessionId = query.sessionId;
+    // The window is checked on the instants as sent: rounded, `…34.9181Z` (to) and `…34.9185Z`
+    // (from) were the same millisecond and the inverted window was taken.
+    if (
+      query.from !== undefined &&
+      query.to !== undefined &&
+      compareInstants(query.from, query.to) > 0
+    ) {
+      throw validationFailed([{ field: 'to', problems: ['to must not be before from'] }]);
+    }
     // Stored times are all toISOString() form, so string order is time order; a bound finer
     // than a millisecond is rounded up to the next, which compares with them the same way.
     const from = query.from === undefined ? undefined : ceilToMillisecond(query.from);
     const to = query.to === undefined ? undefined : ceilToMillisecond(query.to);
-    if (from !== undefined && to !== undefined && from > to) {
-      throw validationFailed([{ field: 'to', problems: ['to must not be before from'] }]);
-    }
     if (query.from !== undefined) {
       // Stored times are whole milliseconds: `to > from` holds exactly when it holds for
       // `from` rounded down, and `from ≥ from` when it holds for `from` rounded up.

@@ -22,6 +22,24 @@ export const ceilToMillisecond = (text: string): string => {
   return new Date(/[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms).toISOString();
 };
 
+/** The digits of `text`'s fraction of a second past the millisecond (`Date` drops them). */
+const belowMillisecond = (text: string): string => (/\.(\d+)/.exec(text)?.[1] ?? '').slice(3);
+
+/**
+ * The order of two instants `isReadableTime` accepted, exactly: negative when `a` is before
+ * `b`, 0 when they are the same instant, positive after. Whole milliseconds first (offsets
+ * applied by `Date`), then the digits past them, however many: `…34.9181Z` is before
+ * `…34.9185Z` though both round to the same millisecond either way.
+ */
+export const compareInstants = (a: string, b: string): number => {
+  const ms = Date.parse(a) - Date.parse(b);
+  if (ms !== 0) return Math.sign(ms);
+  const [x, y] = [belowMillisecond(a), belowMillisecond(b)];
+  const width = Math.max(x.length, y.length);
+  const [fx, fy] = [x.padEnd(width, '0'), y.padEnd(width, '0')];
+  return fx < fy ? -1 : fx > fy ? 1 : 0;
+};
+
 /** The instant `text` names, rounded down to its millisecond (`Date` drops further digits). */
 export const floorToMillisecond = (text: string): string =>
   new Date(Date.parse(text)).toISOString();

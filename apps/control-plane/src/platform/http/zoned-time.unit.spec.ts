@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { IsOptional } from 'class-validator';
-import { isCalendarDate, IsZonedTime } from './zoned-time';
+import { compareInstants, isCalendarDate, IsZonedTime } from './zoned-time';
 
 class Window {
   @IsOptional()
@@ -59,4 +59,23 @@ describe('a time in a query', () => {
       expect(new Set(problems(from)).size).toBe(problems(from).length);
     },
   );
+});
+
+describe('the order of two instants', () => {
+  it.each([
+    // Within one millisecond: the digits past it decide.
+    ['2026-11-02T10:00:34.9181Z', '2026-11-02T10:00:34.9185Z', -1],
+    ['2026-11-02T10:00:34.9185Z', '2026-11-02T10:00:34.9181Z', 1],
+    ['2026-11-02T10:00:34.918Z', '2026-11-02T10:00:34.918000001Z', -1],
+    ['2026-11-02T10:00:34.9180Z', '2026-11-02T10:00:34.918Z', 0],
+    ['2026-11-02T10:00:34.91850000000000000001Z', '2026-11-02T10:00:34.9185Z', 1],
+    // Offsets, dates alone and whole milliseconds as Date reads them.
+    ['2026-11-02T19:00:00.0001+09:00', '2026-11-02T10:00:00Z', 1],
+    ['2026-11-02', '2026-11-02T00:00:00.000Z', 0],
+    ['2026-11-02T10:00:00.5Z', '2026-11-02T10:00:00.49999Z', 1],
+    ['0050-06-01', '0000-01-01T00:00:00Z', 1],
+  ])('%s against %s: %d', (a, b, order) => {
+    expect(compareInstants(a, b)).toBe(order);
+    expect(compareInstants(b, a)).toBe(-order || 0);
+  });
 });
