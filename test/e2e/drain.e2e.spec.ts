@@ -22,7 +22,7 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     t = await startApp({ NODE_STALE_SEC: '300' });
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
-    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7']);
+    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8']);
   });
   afterAll(async () => t.close());
 
@@ -191,6 +191,35 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
         status: 'terminated',
         terminationReason: 'drain_force',
       });
+  });
+
+  it('lists a session a force drain ended even when recording it failed once (a crash there)', async () => {
+    await reportNodes(report('d8', [gpuNode('force-02', 2, 'MIG_3g')]));
+    const sessions = [await start('MIG_3g'), await start('MIG_3g')];
+    const node = await nodeIdOf('d8', 'force-02');
+    expect(sessions.every((s) => s.nodeId === node)).toBe(true);
+    const pipeline = t.app.get(CommandPipeline);
+    const handle = pipeline.handle.bind(pipeline);
+    let failing = true;
+    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
+      if (failing && (args[2] as { type: string }).type === 'RecordForceTermination') {
+        failing = false;
+        throw new Error('the process died here');
+      }
+      return handle(...args);
+    });
+    let done: Drain;
+    try {
+      const res = await request(t.url)
+        .post(`/v1/nodes/${node}/drain`)
+        .set(admin)
+        .send({ mode: 'force' });
+      done = await drainDone(res.body.drainId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(failing).toBe(false);
+    expect(done.terminated.sort()).toEqual(sessions.map((s) => s.sessionId).sort());
   });
 
   it('refuses a bad mode and an unknown node; only admins drain', async () => {

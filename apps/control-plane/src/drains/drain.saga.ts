@@ -245,6 +245,12 @@ export class DrainSaga {
       now: new Date(),
     });
     await this.pipeline.handle(
+      drainAggregate,
+      drainStreamId(drain.drainId),
+      { type: 'BeginForceTermination', data: { sessionId, at: new Date().toISOString() } },
+      id('begin-terminate'),
+    );
+    await this.pipeline.handle(
       sessionAggregate,
       sessionStreamId(sessionId),
       {

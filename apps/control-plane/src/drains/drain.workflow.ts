@@ -29,6 +29,8 @@ export type DrainEvent =
         at: string;
       };
     }
+  /** Intent, recorded before a force drain ends the session: a crash after it still lists it. */
+  | { type: 'DrainTerminationStarted'; data: { drainId: string; sessionId: string; at: string } }
   | { type: 'DrainSessionTerminated'; data: { drainId: string; sessionId: string; at: string } }
   | {
       type: 'DrainEnded';
@@ -39,6 +41,7 @@ export const drainCodec = new EventCodec<DrainEvent>({
   DrainStarted: 1,
   DrainRelocationStarted: 1,
   DrainRelocationFinished: 1,
+  DrainTerminationStarted: 1,
   DrainSessionTerminated: 1,
   DrainEnded: 1,
 });
@@ -53,6 +56,7 @@ export type DrainCommand =
       type: 'FinishRelocation';
       data: { sessionId: string; outcome: RelocationOutcome; toNodeId: string | null; at: string };
     }
+  | { type: 'BeginForceTermination'; data: { sessionId: string; at: string } }
   | { type: 'RecordForceTermination'; data: { sessionId: string; at: string } }
   | { type: 'EndDrain'; data: { outcome: DrainOutcome; at: string } };
 
@@ -62,7 +66,7 @@ type Progress = {
   readonly mode: DrainMode;
   readonly correlationId: string;
   readonly startedAt: string;
-  /** Relocations begun and not yet finished, in the order begun. */
+  /** Relocations (force terminations, in force mode) begun and not yet finished, in order. */
   readonly inFlight: readonly string[];
   readonly finished: Readonly<
     Record<string, { outcome: RelocationOutcome; toNodeId: string | null }>
@@ -116,9 +120,18 @@ export const evolveDrain = (state: DrainState, event: DrainEvent): DrainState =>
         finished: { ...p.finished, [sessionId]: { outcome, toNodeId } },
       } as DrainState;
     }
+    case 'DrainTerminationStarted': {
+      const p = progress(state);
+      return { ...state, inFlight: [...p.inFlight, event.data.sessionId] } as DrainState;
+    }
     case 'DrainSessionTerminated': {
       const p = progress(state);
-      return { ...state, terminated: [...p.terminated, event.data.sessionId] } as DrainState;
+      const { sessionId } = event.data;
+      return {
+        ...state,
+        inFlight: p.inFlight.filter((id) => id !== sessionId),
+        terminated: [...p.terminated, sessionId],
+      } as DrainState;
     }
     case 'DrainEnded':
       return {
@@ -153,6 +166,12 @@ export const decideDrain = (command: DrainCommand, state: DrainState): DrainEven
       return [
         { type: 'DrainRelocationFinished', data: { drainId: state.drainId, ...command.data } },
       ];
+    }
+    case 'BeginForceTermination': {
+      if (state.status !== 'running' || state.mode !== 'force') return [];
+      const { sessionId, at } = command.data;
+      if (state.inFlight.includes(sessionId) || state.terminated.includes(sessionId)) return [];
+      return [{ type: 'DrainTerminationStarted', data: { drainId: state.drainId, sessionId, at } }];
     }
     case 'RecordForceTermination': {
       if (state.status === 'absent' || state.terminated.includes(command.data.sessionId)) return [];
@@ -211,8 +230,10 @@ export const nextDrainStep = (
   if (node.status !== 'online') return { kind: 'end', outcome: 'node_offline' };
   if (!node.cordoned) return { kind: 'end', outcome: 'cancelled' };
   if (drain.mode === 'force') {
-    return node.sessionsOnNode.length > 0
-      ? { kind: 'terminate', sessionIds: [...node.sessionsOnNode] }
+    // Terminations begun before a crash are finished (and listed) too, off the node or not.
+    const sessionIds = [...new Set([...drain.inFlight, ...node.sessionsOnNode])];
+    return sessionIds.length > 0
+      ? { kind: 'terminate', sessionIds }
       : { kind: 'end', outcome: 'drained' };
   }
   // Relocations begun before a crash are finished first; then new ones up to the parallelism.

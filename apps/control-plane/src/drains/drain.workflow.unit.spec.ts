@@ -91,6 +91,23 @@ describe('the drain workflow', () => {
         .thenNothing();
     });
 
+    it('begins a force termination once, only in force mode, and the record ends it', () => {
+      const begin = { type: 'BeginForceTermination', data: { sessionId: 's1', at: T } } as const;
+      const begun: DrainEvent = {
+        type: 'DrainTerminationStarted',
+        data: { drainId: 'd1', sessionId: 's1', at: T },
+      };
+      const recorded: DrainEvent = {
+        type: 'DrainSessionTerminated',
+        data: { drainId: 'd1', sessionId: 's1', at: T },
+      };
+      spec.given([forced]).when(begin).then([begun]);
+      spec.given([forced, begun]).when(begin).thenNothing();
+      spec.given([forced, begun, recorded]).when(begin).thenNothing();
+      spec.given([started]).when(begin).thenNothing();
+      expect(state([forced, begun, recorded])).toMatchObject({ inFlight: [], terminated: ['s1'] });
+    });
+
     it('ends once', () => {
       const ended: DrainEvent = {
         type: 'DrainEnded',
@@ -171,6 +188,21 @@ describe('the drain workflow', () => {
       expect(nextDrainStep(state([forced]), online([]), 2)).toEqual({
         kind: 'end',
         outcome: 'drained',
+      });
+    });
+
+    it('finishes a force termination begun before a crash, even once its session left the node', () => {
+      const begun: DrainEvent = {
+        type: 'DrainTerminationStarted',
+        data: { drainId: 'd1', sessionId: 's1', at: T },
+      };
+      expect(nextDrainStep(state([forced, begun]), online(['s2']), 2)).toEqual({
+        kind: 'terminate',
+        sessionIds: ['s1', 's2'],
+      });
+      expect(nextDrainStep(state([forced, begun]), online([]), 2)).toEqual({
+        kind: 'terminate',
+        sessionIds: ['s1'],
       });
     });
 

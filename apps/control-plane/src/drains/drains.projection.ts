@@ -52,6 +52,7 @@ export const drainsProjection: Projection = {
     const next: DrainDoc = { ...doc, _rev: stored.revision };
     switch (event.type) {
       case 'DrainRelocationStarted':
+      case 'DrainTerminationStarted':
         break;
       case 'DrainRelocationFinished':
         if (event.data.outcome === 'relocated')
