@@ -578,6 +578,24 @@ describe('requests the HTTP parser refuses', () => {
     expect(await readLog(t)).toEqual(before);
   });
 
+  it('answers once a caller turned away before its body was read, when that body does not parse', async () => {
+    // 401 is sent before the body is read; the parser then fails on the body. A second
+    // answer (400) would pair with the next request of a proxy sharing the connection.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1', () =>
+        socket.write(
+          'POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+            'Transfer-Encoding: xchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+        ),
+      );
+      let text = '';
+      socket.on('data', (c) => (text += c.toString()));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(text));
+    });
+    expect(answer.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 401']);
+  });
+
   it('answers headers over the size limit with 431 headers_too_large in the envelope', async () => {
     const res = await raw(
       `GET /v1/nodes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`,

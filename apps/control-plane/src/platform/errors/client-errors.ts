@@ -43,7 +43,11 @@ export const clientErrors = (error: Error & { code?: string }, socket: Socket): 
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, body] = answer(error);
   const text = JSON.stringify(body);
-  if (socket.writable) {
+  // A request already answered (a caller turned away before its body was read, whose body
+  // then does not parse): a second answer would pair with the next request on a shared
+  // connection. Only closed, as Node's own handler does.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !answering?.headersSent) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Length: ${Buffer.byteLength(text)}\r\n` +
