@@ -111,6 +111,14 @@ describe('sessions over HTTP', () => {
     expect((await get(s.body.sessionId, bob)).status).toBe(404);
     expect((await act(s.body.sessionId, 'pause', bob)).status).toBe(404);
     expect((await get(s.body.sessionId)).body.status).toBe('running');
+    // A user who is also an auditor reads it, so its command is forbidden, not "not found".
+    const carol = await t.auth('carol', ['user', 'auditor']);
+    expect((await get(s.body.sessionId, carol)).status).toBe(200);
+    for (const action of ['pause', 'resume', 'terminate']) {
+      const refused = await act(s.body.sessionId, action, carol);
+      expect([action, refused.status, refused.body.error.code]).toEqual([action, 403, 'forbidden']);
+    }
+    expect((await get(s.body.sessionId)).body.status).toBe('running');
     const bobs = await request(t.url).get('/v1/sessions').set(bob);
     expect(bobs.body.items.every((x: { owner: string }) => x.owner === 'bob')).toBe(true);
     expect((await request(t.url).get('/v1/sessions?owner=alice').set(bob)).status).toBe(403);

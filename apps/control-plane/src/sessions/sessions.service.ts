@@ -195,18 +195,29 @@ export class SessionsService {
     }
   }
 
-  /** The session as its stream has it, when the caller may see it (else 404). */
+  /**
+   * The session as its stream has it, when the caller may act on it (`access`). Another
+   * owner's session is 404 to a caller who may not read it (nothing said of its existence),
+   * and 403 to one who may (an auditor who is also a user reads it, so "does not exist" to its
+   * command would be false).
+   */
   private async authorise(
     sessionId: string,
     caller: Caller,
     access: 'read' | 'command' = 'command',
   ): Promise<Exclude<SessionState, { status: 'absent' }>> {
     const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
+    if (state.status === 'absent') throw notFound('session', sessionId);
     const all = access === 'read' ? readsAll(caller) : isPrivileged(caller);
-    if (state.status === 'absent' || (!all && state.owner !== caller.sub)) {
-      throw notFound('session', sessionId);
+    if (all || state.owner === caller.sub) return state;
+    if (access === 'command' && readsAll(caller)) {
+      throw new DomainError(
+        'forbidden',
+        `session ${sessionId} is another owner's: only its owner or an admin may change it`,
+        'forbidden',
+      );
     }
-    return state;
+    throw notFound('session', sessionId);
   }
 
   /** The response shows the command's outcome, and a GET right after it sees the same (read your writes). */
