@@ -578,6 +578,19 @@ describe('requests the HTTP parser refuses', () => {
     expect(await readLog(t)).toEqual(before);
   });
 
+  it.each([
+    ['Content-Length: 22\r\nContent-Length: 23\r\n', 'Content-Length is given more than once'],
+    [
+      'Content-Length: 22\r\nTransfer-Encoding: chunked\r\n',
+      'Content-Length and Transfer-Encoding are both set',
+    ],
+  ])('names the framing problem of %j as it is', async (headers, problem) => {
+    const res = await raw(post(headers));
+    expect(res.body).toMatchObject({
+      error: { details: { fields: [{ field: 'request', problems: [problem] }] } },
+    });
+  });
+
   it('answers once a caller turned away before its body was read, when that body does not parse', async () => {
     // 401 is sent before the body is read; the parser then fails on the body. A second
     // answer (400) would pair with the next request of a proxy sharing the connection.

@@ -7,14 +7,17 @@ const PROBLEMS: Readonly<Record<string, string>> = {
   HPE_INVALID_METHOD: 'the method is not one HTTP knows',
   HPE_INVALID_VERSION: 'the HTTP version is not 1.0 or 1.1',
   HPE_INVALID_CONTENT_LENGTH: 'Content-Length is not valid',
-  HPE_UNEXPECTED_CONTENT_LENGTH: 'Content-Length and Transfer-Encoding are both set',
+  HPE_UNEXPECTED_CONTENT_LENGTH: 'Content-Length is given more than once',
   HPE_INVALID_TRANSFER_ENCODING: 'Transfer-Encoding is not valid',
   HPE_INVALID_CHUNK_SIZE: 'a chunk size is not valid',
   HPE_INVALID_HEADER_TOKEN: 'a header name or value holds a character HTTP does not allow',
   HPE_INVALID_URL: 'the request target is not valid',
 };
 
-const answer = (error: { code?: string }): [number, ErrorEnvelope] => {
+/** llhttp's reason when both framings are given (its code says only that one is invalid). */
+const BOTH_FRAMINGS = /can't be present with/;
+
+const answer = (error: { code?: string; reason?: unknown }): [number, ErrorEnvelope] => {
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     return [408, envelope('request_timeout', 'the request was not received in time')];
   }
@@ -24,7 +27,10 @@ const answer = (error: { code?: string }): [number, ErrorEnvelope] => {
       envelope('headers_too_large', "the request's headers are larger than the server reads"),
     ];
   }
-  const problem = PROBLEMS[error.code ?? ''] ?? 'not a well-formed HTTP/1.1 request';
+  const problem =
+    typeof error.reason === 'string' && BOTH_FRAMINGS.test(error.reason)
+      ? 'Content-Length and Transfer-Encoding are both set'
+      : (PROBLEMS[error.code ?? ''] ?? 'not a well-formed HTTP/1.1 request');
   return [
     400,
     envelope('validation_failed', `invalid request: ${problem}`, {
@@ -39,7 +45,10 @@ const answer = (error: { code?: string }): [number, ErrorEnvelope] => {
  * answered in the error envelope like every other refusal, then the connection is closed, as
  * Node and Fastify do (the rest of the stream cannot be trusted).
  */
-export const clientErrors = (error: Error & { code?: string }, socket: Socket): void => {
+export const clientErrors = (
+  error: Error & { code?: string; reason?: unknown },
+  socket: Socket,
+): void => {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, body] = answer(error);
   const text = JSON.stringify(body);
