@@ -17,7 +17,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly upsert: Database.Statement<[string, number]>;
 
   constructor(file: string) {
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     // NORMAL, not FULL: a checkpoint lost to power loss only replays idempotent reactions,

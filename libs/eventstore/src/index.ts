@@ -17,7 +17,7 @@ export type EventStoreConfig = {
 /** EventStoreDB when its URL is set, else `${dataDir}/events.db`, so a fresh machine needs nothing. */
 export const createEventStore = (config: EventStoreConfig): EventStore => {
   if (config.eventstoreUrl) return EsdbEventStore.fromConnectionString(config.eventstoreUrl);
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // One control plane per embedded log: a second process on the same DATA_DIR fails at start.
   return new SqliteEventStore({ file: path.join(config.dataDir, 'events.db'), exclusive: true });
 };

@@ -91,7 +91,7 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
    */
   constructor(private readonly snapshot?: HeartbeatSnapshot) {
     if (!snapshot) return;
-    fs.mkdirSync(path.dirname(snapshot.file), { recursive: true });
+    fs.mkdirSync(path.dirname(snapshot.file), { recursive: true, mode: 0o700 });
     this.load(snapshot.file);
     this.timer = setInterval(() => void this.save().catch(() => undefined), snapshot.everyMs);
     this.timer.unref();

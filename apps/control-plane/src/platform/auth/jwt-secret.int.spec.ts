@@ -19,6 +19,8 @@ describe('resolveJwtSecret', () => {
       // 48 random bytes in base64url.
       expect(first.secret).toMatch(/^[A-Za-z0-9_-]{64}$/);
       expect(readFileSync(first.file!, 'utf8').trim()).toBe(first.secret);
+      // The data directory (the event log, heartbeats, the secret) is its owner's only.
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
     });
 
     it('writes the file readable by its owner only', () => {

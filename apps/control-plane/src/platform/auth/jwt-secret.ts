@@ -26,7 +26,7 @@ export function resolveJwtSecret(opts: {
   const existing = readSecretFile(file);
   if (existing !== undefined) return { secret: existing, generated: false, file };
 
-  mkdirSync(opts.dataDir, { recursive: true });
+  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(48).toString('base64url');
   try {
     // `wx` refuses to overwrite: if another process created it first, use that one.

@@ -47,7 +47,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly purgeClaims: Database.Statement<[number]>;
 
   constructor(file: string) {
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.exec(
