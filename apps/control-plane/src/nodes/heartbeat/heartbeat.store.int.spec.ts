@@ -45,6 +45,53 @@ const contract = (name: string, make: () => { store: HeartbeatStore; cleanup(): 
       expect(await store.get(['a'])).toEqual([{ seenAt: 5000, observedAt: 4900 }]);
     });
 
+    describe('when a touch lands after a later one (two reports or two replicas racing)', () => {
+      it('keeps the later seenAt and observedAt of each node, in one batch or apart', async () => {
+        await store.touch([
+          { nodeId: 'a', seenAt: 3000, observedAt: 2900 },
+          { nodeId: 'b', seenAt: 1000, observedAt: 900 },
+        ]);
+        await store.touch([
+          { nodeId: 'a', seenAt: 2000, observedAt: 1900 },
+          { nodeId: 'b', seenAt: 4000, observedAt: 3900 },
+          { nodeId: 'c', seenAt: 500, observedAt: 400 },
+        ]);
+        expect(await store.get(['a', 'b', 'c'])).toEqual([
+          { seenAt: 3000, observedAt: 2900 },
+          { seenAt: 4000, observedAt: 3900 },
+          { seenAt: 500, observedAt: 400 },
+        ]);
+      });
+
+      it('moves each time on its own: a later sighting of an older report keeps the newest observedAt', async () => {
+        await store.touch([{ nodeId: 'a', seenAt: 1000, observedAt: 2900 }]);
+        await store.touch([{ nodeId: 'a', seenAt: 2000, observedAt: 1900 }]);
+        expect(await store.get(['a'])).toEqual([{ seenAt: 2000, observedAt: 2900 }]);
+      });
+
+      it('keeps an observedAt over a touch without one, and takes one over none', async () => {
+        await store.touch([
+          { nodeId: 'a', seenAt: 1000, observedAt: 900 },
+          { nodeId: 'b', seenAt: 1000, observedAt: null },
+        ]);
+        await store.touch([
+          { nodeId: 'a', seenAt: 2000, observedAt: null },
+          { nodeId: 'b', seenAt: 500, observedAt: 400 },
+        ]);
+        expect(await store.get(['a', 'b'])).toEqual([
+          { seenAt: 2000, observedAt: 900 },
+          { seenAt: 1000, observedAt: 400 },
+        ]);
+      });
+
+      it('starts a node removed and seen again afresh', async () => {
+        await store.touch([{ nodeId: 'a', seenAt: 5000, observedAt: 4900 }]);
+        await store.remove('a');
+        await store.touch([{ nodeId: 'a', seenAt: 1000, observedAt: 900 }]);
+        expect(await store.get(['a'])).toEqual([{ seenAt: 1000, observedAt: 900 }]);
+      });
+    });
+
     it('forgets a removed node', async () => {
       await store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]);
       await store.remove('a');

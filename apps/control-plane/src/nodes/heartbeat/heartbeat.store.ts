@@ -44,18 +44,24 @@ export interface HeartbeatStore {
 /** A stored heartbeat, updated in place. */
 type Slot = { seenAt: number; observedAt: number | null };
 
+/** The later of two observedAt, none (null) being earlier than any. */
+const laterObserved = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.max(a, b);
+
 /**
  * Overwrites each node's slot in place: a new object per touch would live until the node's
  * next report (seconds), so every one would be copied by two scavenges and promoted, and a
- * fleet reporting all the time would fill the old generation with them.
+ * fleet reporting all the time would fill the old generation with them. Never backwards: a
+ * touch that lands after a later one (two reports or two replicas racing) keeps the later
+ * times, or the report order (observedAt) would go back and an older report would apply.
  */
 const writeSlots = (slots: Map<string, Slot>, beats: readonly Beat[]): void => {
   for (const b of beats) {
     const slot = slots.get(b.nodeId);
     if (slot === undefined) slots.set(b.nodeId, { seenAt: b.seenAt, observedAt: b.observedAt });
     else {
-      slot.seenAt = b.seenAt;
-      slot.observedAt = b.observedAt;
+      slot.seenAt = Math.max(slot.seenAt, b.seenAt);
+      slot.observedAt = laterObserved(slot.observedAt, b.observedAt);
     }
   }
 };
@@ -190,7 +196,6 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
   }
 }
 
-const encode = (b: Heartbeat): string => `${b.seenAt}:${b.observedAt ?? ''}`;
 const decode = (raw: string | null): Heartbeat | null => {
   if (raw === null) return null;
   const [seen, observed] = raw.split(':');
@@ -198,7 +203,36 @@ const decode = (raw: string | null): Heartbeat | null => {
 };
 
 /**
- * One Redis hash, one field per node: a report of 100 nodes is one HSET and one HMGET.
+ * Writes each node's `seenAt:observedAt` field (ARGV: nodeId, seenAt, observedAt or '', for
+ * each node), keeping the later of the stored and the given time for each: the monotonic
+ * `writeSlots` in one round trip for the batch, so replicas racing cannot move a node back.
+ */
+const TOUCH_LUA = `
+local key = KEYS[1]
+for i = 1, #ARGV, 3 do
+  local seen, observed = ARGV[i + 1], ARGV[i + 2]
+  local old = redis.call('HGET', key, ARGV[i])
+  local sep = old and string.find(old, ':', 1, true)
+  if sep then
+    local oldSeen, oldObserved = string.sub(old, 1, sep - 1), string.sub(old, sep + 1)
+    local s = tonumber(oldSeen)
+    if s and s > tonumber(seen) then seen = oldSeen end
+    local o = tonumber(oldObserved)
+    if o and (observed == '' or o > tonumber(observed)) then observed = oldObserved end
+  end
+  redis.call('HSET', key, ARGV[i], seen .. ':' .. observed)
+end
+return 0
+`;
+
+/** The client with TOUCH_LUA defined on it (EVALSHA once the connection has loaded it). */
+type TouchingRedis = Redis & {
+  touchHeartbeats(key: string, ...args: string[]): Promise<number>;
+};
+
+/**
+ * One Redis hash, one field per node: a report of 100 nodes is one script call (TOUCH_LUA) and
+ * one HMGET.
  *
  * Beside it, the last heartbeat this process recorded for each node: when Redis comes back
  * empty (restarted, flushed), a node's real last report is still known here, and a node
@@ -208,7 +242,7 @@ const decode = (raw: string | null): Heartbeat | null => {
  */
 export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly link: RequestPathRedis;
-  private readonly redis: Redis;
+  private readonly redis: TouchingRedis;
   private readonly key: string;
   /** One slot per node, overwritten in place (`writeSlots`). */
   private readonly recorded = new Map<string, Slot>();
@@ -226,7 +260,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     this.link = new RequestPathRedis(url, 'heartbeats', 'heartbeat store (Redis)', {
       enableAutoPipelining: true,
     });
-    this.redis = this.link.client;
+    this.link.client.defineCommand('touchHeartbeats', { numberOfKeys: 1, lua: TOUCH_LUA });
+    this.redis = this.link.client as TouchingRedis;
     this.key = `${prefix}:heartbeats`;
     this.redis.on('close', () => (this.lost = true));
     this.redis.on('ready', () => this.answered());
@@ -244,8 +279,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     const down = this.link.connected();
     if (down) await down;
     const args: string[] = [];
-    for (const b of beats) args.push(b.nodeId, encode(b));
-    await this.link.bounded(this.redis.hset(this.key, ...args)).catch(this.unavailable);
+    for (const b of beats) args.push(b.nodeId, String(b.seenAt), String(b.observedAt ?? ''));
+    await this.link.bounded(this.redis.touchHeartbeats(this.key, ...args)).catch(this.unavailable);
     if (this.lost) this.answered();
     writeSlots(this.recorded, beats);
   }
