@@ -2,6 +2,7 @@ export * from './messages';
 export * from './decider';
 export * from './errors';
 export * from './ids';
+export * from './key-locks';
 export * from './codec';
 export * from './throttled-log';
 export * from './turns';

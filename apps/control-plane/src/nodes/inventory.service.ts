@@ -3,6 +3,7 @@ import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../
 import {
   CommandContext,
   DomainError,
+  KeyLocks,
   Turns,
   UnavailableError,
   uuidFrom,
@@ -61,6 +62,14 @@ export class InventoryService {
   /** Per cluster, reports that may claim GPU cards: one at a time. */
   private readonly claiming = new Turns();
 
+  /**
+   * Nodes whose report is between reading their heartbeats and writing its sightings. The
+   * heartbeat holds the newest observedAt seen, no-op reports included: a second report of a
+   * node decided before the first wrote it was decided against a stale newest, and an older
+   * report could be applied after a newer one (taking a Ready node offline).
+   */
+  private readonly reporting = new KeyLocks();
+
   async report(
     clusterId: string,
     reports: readonly NodeReport[],
@@ -69,88 +78,96 @@ export class InventoryService {
     const receivedAt = ctx.now.toISOString();
     const refs = reports.map((r) => nodeRefOf(clusterId, r.hostname));
     const nodeIds = refs.map((ref) => ref.nodeId);
-    const beats = await this.heartbeats.get(nodeIds);
-    const newest = beats.map((b) => toIso(b?.observedAt ?? null));
-    const commands: NodeCommand[] = reports.map((report, i) => ({
-      type: 'ReportNode',
-      data: { nodeId: nodeIds[i], report, receivedAt, newestObservedAt: newest[i] },
-    }));
-    const streamIds = refs.map((ref) => ref.streamId);
-    // The common report changes nothing: decided in one pass on the cached states, without a
-    // queued command per node. Whatever would append (or is not cached) takes the pipeline.
-    const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
-    const fresh: Beat[] = [];
+    // Taken at once when no report of these nodes is in flight (the common case): no promise.
+    if (!this.reporting.tryTake(nodeIds)) await this.reporting.take(nodeIds);
     const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
-    const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
-      const report = reports[i];
-      const nodeId = nodeIds[i];
-      // Every report is a sighting at its receive time, an out-of-order one too (it changes
-      // nothing, but the controller reached us now); the newest observedAt stays the newest.
-      const before = beats[i]?.observedAt ?? null;
-      const reported = report.observedAt ? Date.parse(report.observedAt) : null;
-      const observedAt =
-        reported === null ? before : before === null ? reported : Math.max(reported, before);
-      fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt });
-      const state = result.state;
-      results[i] = {
-        hostname: report.hostname,
-        nodeId,
-        status: displayStatus(state) ?? 'offline',
-        desired: {
-          unschedulable:
-            state.status === 'online' || state.status === 'offline' ? state.cordon.desired : false,
-        },
+    try {
+      const beats = await this.heartbeats.get(nodeIds);
+      const newest = beats.map((b) => toIso(b?.observedAt ?? null));
+      const commands: NodeCommand[] = reports.map((report, i) => ({
+        type: 'ReportNode',
+        data: { nodeId: nodeIds[i], report, receivedAt, newestObservedAt: newest[i] },
+      }));
+      const streamIds = refs.map((ref) => ref.streamId);
+      // The common report changes nothing: decided in one pass on the cached states, without a
+      // queued command per node. Whatever would append (or is not cached) takes the pipeline.
+      const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
+      const fresh: Beat[] = [];
+      const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
+        const report = reports[i];
+        const nodeId = nodeIds[i];
+        // Every report is a sighting at its receive time, an out-of-order one too (it changes
+        // nothing, but the controller reached us now); the newest observedAt stays the newest.
+        const before = beats[i]?.observedAt ?? null;
+        const reported = report.observedAt ? Date.parse(report.observedAt) : null;
+        const observedAt =
+          reported === null ? before : before === null ? reported : Math.max(reported, before);
+        fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt });
+        const state = result.state;
+        results[i] = {
+          hostname: report.hostname,
+          nodeId,
+          status: displayStatus(state) ?? 'offline',
+          desired: {
+            unschedulable:
+              state.status === 'online' || state.status === 'offline'
+                ? state.cordon.desired
+                : false,
+          },
+        };
       };
-    };
-    let lastPosition = 0;
-    const apply = async (): Promise<void> => {
-      await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
-      // No promise per no-op node: only the nodes that take the pipeline are awaited.
-      const handled: Array<Promise<void>> = [];
-      for (let i = 0; i < reports.length; i++) {
-        const noop = noops[i];
-        if (noop !== undefined) {
-          settle(i, noop);
-          continue;
+      let lastPosition = 0;
+      const apply = async (): Promise<void> => {
+        await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
+        // No promise per no-op node: only the nodes that take the pipeline are awaited.
+        const handled: Array<Promise<void>> = [];
+        for (let i = 0; i < reports.length; i++) {
+          const noop = noops[i];
+          if (noop !== undefined) {
+            settle(i, noop);
+            continue;
+          }
+          handled.push(
+            this.pipeline
+              .handle(
+                nodeAggregate,
+                streamIds[i],
+                commands[i],
+                // One command per node, its id derived from the request's, so a replayed report appends nothing.
+                { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
+              )
+              .then((result) => {
+                lastPosition = Math.max(lastPosition, result.position);
+                settle(i, result);
+              }),
+          );
         }
-        handled.push(
-          this.pipeline
-            .handle(
-              nodeAggregate,
-              streamIds[i],
-              commands[i],
-              // One command per node, its id derived from the request's, so a replayed report appends nothing.
-              { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
-            )
-            .then((result) => {
-              lastPosition = Math.max(lastPosition, result.position);
-              settle(i, result);
-            }),
+        await Promise.all(handled);
+      };
+      if (mayClaimCards(reports, noops)) {
+        // The card check reads the Nodes read model: the next claiming report of this cluster
+        // waits until this one's cards show there, so two concurrent reports cannot both take
+        // one uuid for two nodes (in this process; the check stays a read for other replicas).
+        await this.claiming.run(clusterId, async () => {
+          await apply();
+          await this.runner.settle(lastPosition, [NODES_PROJECTION]);
+        });
+      } else {
+        await apply();
+      }
+      try {
+        await this.heartbeats.touch(fresh);
+      } catch (error) {
+        // Redis went away after the report's changes were appended: they are done, and a 503
+        // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
+        // changes are what liveness counts from until they report again.
+        if (!(error instanceof UnavailableError) || lastPosition === 0) throw error;
+        this.logger.warn(
+          `report of ${reports.length} node(s) in ${clusterId} recorded, sightings not: ${error.message}`,
         );
       }
-      await Promise.all(handled);
-    };
-    if (mayClaimCards(reports, noops)) {
-      // The card check reads the Nodes read model: the next claiming report of this cluster
-      // waits until this one's cards show there, so two concurrent reports cannot both take
-      // one uuid for two nodes (in this process; the check stays a read for other replicas).
-      await this.claiming.run(clusterId, async () => {
-        await apply();
-        await this.runner.settle(lastPosition, [NODES_PROJECTION]);
-      });
-    } else {
-      await apply();
-    }
-    try {
-      await this.heartbeats.touch(fresh);
-    } catch (error) {
-      // Redis went away after the report's changes were appended: they are done, and a 503
-      // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
-      // changes are what liveness counts from until they report again.
-      if (!(error instanceof UnavailableError) || lastPosition === 0) throw error;
-      this.logger.warn(
-        `report of ${reports.length} node(s) in ${clusterId} recorded, sightings not: ${error.message}`,
-      );
+    } finally {
+      this.reporting.release(nodeIds);
     }
     await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     return results;

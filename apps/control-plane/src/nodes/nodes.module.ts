@@ -34,7 +34,7 @@ import { NodesQueries } from './nodes.queries';
       inject: [JWT_SECRET],
     },
   ],
-  exports: [NodesQueries, NodeCommands, LivenessService, HeartbeatModule],
+  exports: [NodesQueries, NodeCommands, LivenessService, InventoryService, HeartbeatModule],
 })
 export class NodesModule implements OnModuleInit {
   constructor(

@@ -1,6 +1,5 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { Config } from '../config/config';
-import { InventoryService } from '../nodes/inventory.service';
 import { NodesModule } from '../nodes/nodes.module';
 import { PoolsModule } from '../pools/pools.module';
 import { Runtime } from '../platform/runtime/runtime.service';
@@ -13,8 +12,8 @@ import { SimulatedProvisioner } from './simulated-provisioner';
 @Module({
   imports: [NodesModule, PoolsModule],
   providers: [
-    // Stateless; the provisioner reports nodes through the same path as the operator's endpoint.
-    InventoryService,
+    // Reports nodes through NodesModule's InventoryService, the operator endpoint's own: one
+    // instance, so its per-node and per-cluster turns cover the provisioner's reports too.
     SimulatedProvisioner,
     {
       provide: PROVISIONER,
