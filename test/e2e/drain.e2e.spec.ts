@@ -22,7 +22,11 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     t = await startApp({ NODE_STALE_SEC: '300' });
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
-    operator = await t.auth('op', ['operator'], ['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8']);
+    operator = await t.auth(
+      'op',
+      ['operator'],
+      ['d1', 'd2', 'd3', 'd4', 'd5', 'd6', 'd7', 'd8', 'd9'],
+    );
   });
   afterAll(async () => t.close());
 
@@ -220,6 +224,37 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     }
     expect(failing).toBe(false);
     expect(done.terminated.sort()).toEqual(sessions.map((s) => s.sessionId).sort());
+  });
+
+  it('does not list a session its owner paused as the force drain was about to end it', async () => {
+    await reportNodes(report('d9', [gpuNode('force-03', 1, 'MIG_3g')]));
+    const [s] = [await start('MIG_3g')];
+    const node = await nodeIdOf('d9', 'force-03');
+    expect(s.nodeId).toBe(node);
+    const pipeline = t.app.get(CommandPipeline);
+    const handle = pipeline.handle.bind(pipeline);
+    let paused = false;
+    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
+      const result = await handle(...args);
+      if (!paused && (args[2] as { type: string }).type === 'BeginForceTermination') {
+        paused = true;
+        await request(t.url).post(`/v1/sessions/${s.sessionId}/pause`).set(alice).expect(200);
+      }
+      return result;
+    });
+    let done: Drain;
+    try {
+      const res = await request(t.url)
+        .post(`/v1/nodes/${node}/drain`)
+        .set(admin)
+        .send({ mode: 'force' });
+      done = await drainDone(res.body.drainId);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(paused).toBe(true);
+    expect(done.terminated).toEqual([]);
+    expect(await session(s.sessionId)).toMatchObject({ status: 'paused' });
   });
 
   it('refuses a bad mode and an unknown node; only admins drain', async () => {

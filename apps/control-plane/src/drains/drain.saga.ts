@@ -250,7 +250,7 @@ export class DrainSaga {
       { type: 'BeginForceTermination', data: { sessionId, at: new Date().toISOString() } },
       id('begin-terminate'),
     );
-    await this.pipeline.handle(
+    const { state: session } = await this.pipeline.handle(
       sessionAggregate,
       sessionStreamId(sessionId),
       {
@@ -260,11 +260,17 @@ export class DrainSaga {
       id('terminate'),
     );
     await this.placement.release(drain.nodeId, sessionId, id('release'));
+    // Listed only if the drain ended it (now, or before a crash): its owner may have paused it,
+    // or it was moved off the node, in between; then the drain only lets go of it.
+    const ended = session.status === 'terminated' && session.reason === 'drain_force';
     await this.pipeline.handle(
       drainAggregate,
       drainStreamId(drain.drainId),
-      { type: 'RecordForceTermination', data: { sessionId, at: new Date().toISOString() } },
-      id('record-terminate'),
+      {
+        type: ended ? 'RecordForceTermination' : 'SkipForceTermination',
+        data: { sessionId, at: new Date().toISOString() },
+      },
+      id(ended ? 'record-terminate' : 'skip-terminate'),
     );
   }
 

@@ -32,6 +32,8 @@ export type DrainEvent =
   /** Intent, recorded before a force drain ends the session: a crash after it still lists it. */
   | { type: 'DrainTerminationStarted'; data: { drainId: string; sessionId: string; at: string } }
   | { type: 'DrainSessionTerminated'; data: { drainId: string; sessionId: string; at: string } }
+  /** A termination begun that ended nothing (paused or moved off by its owner first): unlisted. */
+  | { type: 'DrainTerminationSkipped'; data: { drainId: string; sessionId: string; at: string } }
   | {
       type: 'DrainEnded';
       data: { drainId: string; nodeId: string; outcome: DrainOutcome; at: string };
@@ -42,6 +44,7 @@ export const drainCodec = new EventCodec<DrainEvent>({
   DrainRelocationStarted: 1,
   DrainRelocationFinished: 1,
   DrainTerminationStarted: 1,
+  DrainTerminationSkipped: 1,
   DrainSessionTerminated: 1,
   DrainEnded: 1,
 });
@@ -58,6 +61,7 @@ export type DrainCommand =
     }
   | { type: 'BeginForceTermination'; data: { sessionId: string; at: string } }
   | { type: 'RecordForceTermination'; data: { sessionId: string; at: string } }
+  | { type: 'SkipForceTermination'; data: { sessionId: string; at: string } }
   | { type: 'EndDrain'; data: { outcome: DrainOutcome; at: string } };
 
 type Progress = {
@@ -133,6 +137,11 @@ export const evolveDrain = (state: DrainState, event: DrainEvent): DrainState =>
         terminated: [...p.terminated, sessionId],
       } as DrainState;
     }
+    case 'DrainTerminationSkipped': {
+      const p = progress(state);
+      const { sessionId } = event.data;
+      return { ...state, inFlight: p.inFlight.filter((id) => id !== sessionId) } as DrainState;
+    }
     case 'DrainEnded':
       return {
         ...progress(state),
@@ -177,6 +186,12 @@ export const decideDrain = (command: DrainCommand, state: DrainState): DrainEven
       if (state.status === 'absent' || state.terminated.includes(command.data.sessionId)) return [];
       return [
         { type: 'DrainSessionTerminated', data: { drainId: state.drainId, ...command.data } },
+      ];
+    }
+    case 'SkipForceTermination': {
+      if (state.status === 'absent' || !state.inFlight.includes(command.data.sessionId)) return [];
+      return [
+        { type: 'DrainTerminationSkipped', data: { drainId: state.drainId, ...command.data } },
       ];
     }
     case 'EndDrain':

@@ -108,6 +108,26 @@ describe('the drain workflow', () => {
       expect(state([forced, begun, recorded])).toMatchObject({ inFlight: [], terminated: ['s1'] });
     });
 
+    it('lets go of a termination that ended nothing, listing it nowhere', () => {
+      const begun: DrainEvent = {
+        type: 'DrainTerminationStarted',
+        data: { drainId: 'd1', sessionId: 's1', at: T },
+      };
+      const skipped: DrainEvent = {
+        type: 'DrainTerminationSkipped',
+        data: { drainId: 'd1', sessionId: 's1', at: T },
+      };
+      const skip = { type: 'SkipForceTermination', data: { sessionId: 's1', at: T } } as const;
+      spec.given([forced, begun]).when(skip).then([skipped]);
+      spec.given([forced, begun, skipped]).when(skip).thenNothing();
+      spec.given([forced]).when(skip).thenNothing();
+      expect(state([forced, begun, skipped])).toMatchObject({ inFlight: [], terminated: [] });
+      expect(nextDrainStep(state([forced, begun, skipped]), online([]), 2)).toEqual({
+        kind: 'end',
+        outcome: 'drained',
+      });
+    });
+
     it('ends once', () => {
       const ended: DrainEvent = {
         type: 'DrainEnded',

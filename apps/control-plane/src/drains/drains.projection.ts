@@ -53,6 +53,7 @@ export const drainsProjection: Projection = {
     switch (event.type) {
       case 'DrainRelocationStarted':
       case 'DrainTerminationStarted':
+      case 'DrainTerminationSkipped':
         break;
       case 'DrainRelocationFinished':
         if (event.data.outcome === 'relocated')
