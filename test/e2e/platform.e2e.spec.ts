@@ -595,12 +595,14 @@ describe('requests the HTTP parser refuses', () => {
     // 401 is sent before the body is read; the parser then fails on the body. A second
     // answer (400) would pair with the next request of a proxy sharing the connection.
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1', () =>
+      const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1', () => {
         socket.write(
           'POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-            'Transfer-Encoding: xchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
-        ),
-      );
+            'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n',
+        );
+        // The rest of the body once the answer has gone out (a slow client).
+        setTimeout(() => socket.writable && socket.write('zz\r\nbad\r\n0\r\n\r\n'), 200);
+      });
       let text = '';
       socket.on('data', (c) => (text += c.toString()));
       socket.on('error', reject);

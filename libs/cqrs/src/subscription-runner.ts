@@ -238,7 +238,7 @@ export class SubscriptionRunner {
   }
 
   /** Whether the named subscribers have handled `position` already (no promise: the usual case). */
-  private reachedNow(position: number, names: readonly string[]): boolean {
+  reachedNow(position: number, names: readonly string[]): boolean {
     for (const name of names) {
       const s = this.subscriptions.get(name);
       if (s !== undefined && s.checkpoint < position) return false;

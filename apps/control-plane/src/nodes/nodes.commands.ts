@@ -6,6 +6,7 @@ import { nodeAggregate } from './node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from './node.events';
 
 export const NODES_PROJECTION = 'projection:nodes';
+const NODES_ONLY: readonly string[] = [NODES_PROJECTION];
 
 /** Admin commands on one node: load, decide, append; then wait for the Nodes screen to show it. */
 @Injectable()
@@ -29,6 +30,8 @@ export class NodeCommands {
     if (result.revision === null) throw notFound('node', nodeId);
     // What was decided on, appended now or by an earlier request (a drain's cordon, seen by a
     // cordon that then changed nothing): the answer is read once the Nodes screen shows it.
-    await this.runner.settle(result.headPosition, [NODES_PROJECTION]);
+    if (!this.runner.reachedNow(result.headPosition, NODES_ONLY)) {
+      await this.runner.settle(result.headPosition, NODES_ONLY);
+    }
   }
 }

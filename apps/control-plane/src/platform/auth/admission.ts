@@ -5,7 +5,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { ErrorFilter } from '../errors/error.filter';
 import { AdmittedRequest, authorise, bearerToken } from './auth.guard';
-import { Role } from './caller';
+import { Caller, Role } from './caller';
 import { IS_PUBLIC_KEY, ROLES_KEY } from './decorators';
 import { TokenService } from './token-service';
 
@@ -73,7 +73,7 @@ const controllersOf = (app: NestFastifyApplication): Array<Type<object>> => {
  * parsed, and learns nothing from how that body would have been judged (400, 413, 415).
  * What needs the body (an operator's cluster in a report) or the route's other hooks (the
  * Idempotency-Key's refusal) is still decided later; the guard and the lean path find the
- * caller attached and only re-check its roles. A route the scan does not find (none in this
+ * caller attached, admitted for that route's roles. A route the scan does not find (none in this
  * app) falls back to the guard alone. Call before the app initialises.
  */
 export const installAdmission = (
@@ -83,6 +83,14 @@ export const installAdmission = (
 ): void => {
   const admissions = routeAdmissions(controllersOf(app));
   const refuse = (error: unknown, request: FastifyRequest, reply: FastifyReply): void => {
+    // Turned away before its body was read: the connection closes after the answer, so the
+    // unread body (an anonymous one, perhaps large or malformed) is neither read nor parsed
+    // as the next request.
+    const headers = request.headers;
+    const content = headers['content-length'];
+    if (headers['transfer-encoding'] !== undefined || (content !== undefined && content !== '0')) {
+      void reply.header('connection', 'close');
+    }
     void filter.send(error, request, reply);
   };
   // A callback hook: a token seen before (nearly every request) is admitted without a promise.
@@ -94,16 +102,16 @@ export const installAdmission = (
       for (const name in params) if (params[name] === '') return done();
       const req = request as unknown as AdmittedRequest;
       let token: string;
+      let known: Caller | undefined;
       try {
         token = bearerToken(request.headers.authorization);
-        const known = tokens.known(token);
-        if (known !== undefined) {
-          req.caller = authorise(known, roles);
-          return done();
-        }
+        known = tokens.known(token);
+        if (known !== undefined) req.caller = authorise(known, roles);
       } catch (error) {
         return refuse(error, request, reply);
       }
+      // Outside the try: the rest of the request may run within done().
+      if (known !== undefined) return done();
       tokens.verify(token).then(
         (caller) => {
           try {
