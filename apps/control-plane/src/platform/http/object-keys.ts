@@ -19,6 +19,24 @@ export const OBJECT_KEYS: ReadonlySet<string> = new Set([
   'prototype',
 ]);
 
+/** Deeper than any DTO goes: answered as if it held one (the full walk then decides). */
+const SCAN_DEPTH = 32;
+
+/** Whether any own key of `value`, at any depth, free-form maps included, is an OBJECT_KEYS name. */
+const holdsObjectKey = (value: unknown, depth: number): boolean => {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth > SCAN_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (holdsObjectKey(value[i], depth + 1)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (OBJECT_KEYS.has(key) || holdsObjectKey(record[key], depth + 1)) return true;
+  }
+  return false;
+};
+
 /** Per DTO: its properties holding nested DTOs (`@Type`), each with that DTO. */
 const nestedByTarget = new Map<Ctor, ReadonlyMap<string, Ctor>>();
 
@@ -79,6 +97,9 @@ export const objectKeyPaths = (value: unknown, target: Ctor, path = ''): string[
  * machinery (see OBJECT_KEYS): 400 naming each with its path, as for any unknown field.
  */
 export const refuseObjectKeys = (value: unknown, target: Ctor): void => {
+  // Every body and query passes here: nearly all hold no such key, which a walk that
+  // allocates nothing tells; only then are paths worked out against the DTO's shape.
+  if (!holdsObjectKey(value, 0)) return;
   const found = objectKeyPaths(value, target);
   if (found.length > 0) {
     throw validationFailed(
