@@ -25,7 +25,13 @@ export class DrainsService {
    * Marks the node (the serialisation point: one drain per node), opens the drain's stream and
    * kicks its first step. Draining a draining node returns the running drain's id.
    */
-  async start(nodeId: string, mode: DrainMode, ctx: CommandContext): Promise<string> {
+  async start(
+    nodeId: string,
+    mode: DrainMode,
+    ctx: CommandContext,
+    /** A pool operation's drain: the node must still be in this pool (node_in_use otherwise). */
+    inPool?: string,
+  ): Promise<string> {
     const stream = nodeStreamId(nodeId);
     const before = (await this.pipeline.load(nodeAggregate, stream)).state;
     if (before.status === 'absent' || before.status === 'deleted') throw notFound('node', nodeId);
@@ -36,7 +42,7 @@ export class DrainsService {
       await this.pipeline.handle(
         nodeAggregate,
         stream,
-        { type: 'StartNodeDrain', data: { drainId, mode, at } },
+        { type: 'StartNodeDrain', data: { drainId, mode, at, ...(inPool && { inPool }) } },
         ctx,
       );
     } catch (error) {

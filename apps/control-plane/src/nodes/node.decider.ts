@@ -61,7 +61,11 @@ export type NodeCommand =
       data: { sessionId: string; owner: string; demand: SessionDemand; at: string };
     }
   | { type: 'ReleaseOnNode'; data: { sessionId: string; at: string } }
-  | { type: 'StartNodeDrain'; data: { drainId: string; mode: DrainMode; at: string } }
+  | {
+      type: 'StartNodeDrain';
+      /** `inPool`: a pool operation's drain, of a node it chose from that pool (still there). */
+      data: { drainId: string; mode: DrainMode; at: string; inPool?: string };
+    }
   | { type: 'EndNodeDrain'; data: { drainId: string; at: string } }
   /** A pool operation's last check before the provisioner is asked to remove the node. */
   | {
@@ -479,7 +483,15 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
       if (node.drainId === command.data.drainId) return [];
       if (node.drainId !== null) throw invalidTransition('node', 'draining', 'start another drain');
       if (node.status !== 'online') throw invalidTransition('node', 'offline', 'be drained');
-      const { drainId, mode, at } = command.data;
+      const { drainId, mode, at, inPool } = command.data;
+      if (inPool !== undefined && node.poolId !== inPool) {
+        throw new DomainError(
+          'node_in_use',
+          `node ${node.hostname} was moved to another pool since it was chosen: not drained`,
+          'conflict',
+          { nodeId: node.nodeId, sessions: Object.keys(node.allocations).length },
+        );
+      }
       // Cordon first: nothing new lands on the node while it is emptied.
       const cordon: NodeEvent[] = node.cordon.desired
         ? []

@@ -786,6 +786,29 @@ describe('node', () => {
       ).toEqual(['NodeDrainStarted']);
     });
 
+    it('drains for a pool operation only a node still in its pool: node_in_use otherwise', () => {
+      const inPool = (poolId: string): NodeEvent => ({
+        type: 'NodeAssignedToPool',
+        data: { nodeId: 'n1', poolId, at: T0 },
+      });
+      const forPool = {
+        type: 'StartNodeDrain',
+        data: { drainId: 'd1', mode: 'relocate', at: T1, inPool: 'pool-a' },
+      } as const;
+      expect(
+        spec
+          .given([registered(), inPool('pool-a')])
+          .when(forPool)
+          .thenEvents()
+          .map((e) => e.type),
+      ).toEqual(['NodeCordoned', 'NodeDrainStarted']);
+      spec
+        .given([registered(), inPool('pool-b')])
+        .when(forPool)
+        .thenRefuses('node_in_use');
+      spec.given([registered()]).when(forPool).thenRefuses('node_in_use');
+    });
+
     it('is a no-op for the same drain and refuses another', () => {
       const events = spec.given([registered()]).when(start('d1')).thenEvents();
       spec

@@ -402,6 +402,8 @@ export class OperationsSaga {
           node.nodeId,
           'relocate',
           await this.context(op, uuidFrom(op.operationId, 'drain', node.nodeId)),
+          // Decided on the node's stream too: a move landing after the check above is seen.
+          op.poolId!,
         );
         await this.command(op, {
           type: 'RecordOperationDrain',
