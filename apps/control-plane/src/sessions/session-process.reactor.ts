@@ -68,11 +68,18 @@ export class SessionProcessReactor {
       // The sessions on the node when it went offline, not now: handled late (a replay after a
       // crash, a lagging reactor), the node may be back with sessions placed since, which
       // this offline must not end.
-      const history = await this.events.readStream(stored.streamId, { limit: stored.revision + 1 });
-      const node = history.reduce((s, e) => {
-        const decoded = nodeCodec.decode(e.type, e.data);
-        return decoded ? nodeAggregate.decider.evolve(s, decoded) : s;
-      }, nodeAggregate.decider.initialState());
+      // Usually the offline is still the stream's head (the cached state); else folded to it.
+      const head = await this.pipeline.load(nodeAggregate, stored.streamId);
+      const node =
+        head.revision === stored.revision
+          ? head.state
+          : (await this.events.readStream(stored.streamId, { limit: stored.revision + 1 })).reduce(
+              (s, e) => {
+                const decoded = nodeCodec.decode(e.type, e.data);
+                return decoded ? nodeAggregate.decider.evolve(s, decoded) : s;
+              },
+              nodeAggregate.decider.initialState(),
+            );
       if (node.status !== 'online' && node.status !== 'offline') return;
       for (const sessionId of Object.keys(node.allocations)) {
         const ctx = reactionContext(stored, `offline-${sessionId}`);
@@ -86,6 +93,8 @@ export class SessionProcessReactor {
               endedAt: lastSeenAt,
               at: event.data.at,
               onlyOnNode: nodeId,
+              // Paused meanwhile and resumed here once the node was back: a new placement.
+              runningSince: event.data.at,
             },
           },
           ctx,

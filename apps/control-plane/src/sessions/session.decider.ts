@@ -35,6 +35,11 @@ export type SessionCommand =
         endedAt?: string;
         /** Terminate only if it is running on this node (a node going offline). */
         onlyOnNode?: string;
+        /**
+         * Terminate only if its running segment began by then (a node's offline, handled late,
+         * ends no session placed on the node after it came back).
+         */
+        runningSince?: string;
       };
     };
 
@@ -108,8 +113,14 @@ export const decideSession = (command: SessionCommand, state: SessionState): Ses
     case 'TerminateSession': {
       const s = existing(state);
       if (s.status === 'terminated') return [];
-      const { reason, at, endedAt, onlyOnNode } = command.data;
+      const { reason, at, endedAt, onlyOnNode, runningSince } = command.data;
       if (onlyOnNode !== undefined && (s.status !== 'running' || s.placement.nodeId !== onlyOnNode))
+        return [];
+      if (
+        runningSince !== undefined &&
+        s.status === 'running' &&
+        Date.parse(s.segmentFrom) > Date.parse(runningSince)
+      )
         return [];
       // Billing stops at the end given (a node's last report), never before the segment began.
       const end =

@@ -145,6 +145,25 @@ describe('session', () => {
         ]);
     });
 
+    it('is left alone by an offline of its node from before its segment began (handled late)', () => {
+      const offline = (at: string) => ({
+        type: 'TerminateSession' as const,
+        data: {
+          reason: 'node_offline' as const,
+          endedAt: T1,
+          at,
+          onlyOnNode: 'n1',
+          runningSince: at,
+        },
+      });
+      // Placed at T2 (back on the node after it came back); the offline was at T1.
+      spec
+        .given([requested, { ...started, data: { ...started.data, at: T2 } }])
+        .when(offline(T1))
+        .thenNothing();
+      expect(spec.given([requested, started]).when(offline(T2)).thenEvents()).toHaveLength(1);
+    });
+
     it('is left alone when another node goes offline', () => {
       spec
         .given([requested, started])
