@@ -51,6 +51,32 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
       return d.status === 'completed' ? d : null;
     }, 10_000) as Promise<Drain>;
 
+  /**
+   * Spies on the command pipeline: the first command of `type` fails as if the process died
+   * there ('die'), or `then` runs once it is applied. `fired` says whether it came.
+   */
+  const atFirst = (type: string, then: 'die' | (() => Promise<unknown>)) => {
+    const pipeline = t.app.get(CommandPipeline);
+    const handle = pipeline.handle.bind(pipeline);
+    let fired = false;
+    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
+      if (fired || (args[2] as { type: string }).type !== type) return handle(...args);
+      fired = true;
+      if (then === 'die') throw new Error('the process died here');
+      const result = await handle(...args);
+      await then();
+      return result;
+    });
+    return { restore: () => spy.mockRestore(), fired: () => fired };
+  };
+  const forceDrained = async (nodeId: string): Promise<Drain> => {
+    const res = await request(t.url)
+      .post(`/v1/nodes/${nodeId}/drain`)
+      .set(admin)
+      .send({ mode: 'force' });
+    return drainDone(res.body.drainId);
+  };
+
   it('moves all four sessions onto a node with room, cordoning first', async () => {
     await reportNodes(report('d1', [gpuNode('src-01', 4, 'L40S')]));
     const sessions = [
@@ -202,27 +228,14 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     const sessions = [await start('MIG_3g'), await start('MIG_3g')];
     const node = await nodeIdOf('d8', 'force-02');
     expect(sessions.every((s) => s.nodeId === node)).toBe(true);
-    const pipeline = t.app.get(CommandPipeline);
-    const handle = pipeline.handle.bind(pipeline);
-    let failing = true;
-    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
-      if (failing && (args[2] as { type: string }).type === 'RecordForceTermination') {
-        failing = false;
-        throw new Error('the process died here');
-      }
-      return handle(...args);
-    });
+    const crash = atFirst('RecordForceTermination', 'die');
     let done: Drain;
     try {
-      const res = await request(t.url)
-        .post(`/v1/nodes/${node}/drain`)
-        .set(admin)
-        .send({ mode: 'force' });
-      done = await drainDone(res.body.drainId);
+      done = await forceDrained(node);
     } finally {
-      spy.mockRestore();
+      crash.restore();
     }
-    expect(failing).toBe(false);
+    expect(crash.fired()).toBe(true);
     expect(done.terminated.sort()).toEqual(sessions.map((s) => s.sessionId).sort());
   });
 
@@ -231,28 +244,16 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     const [s] = [await start('MIG_3g')];
     const node = await nodeIdOf('d9', 'force-03');
     expect(s.nodeId).toBe(node);
-    const pipeline = t.app.get(CommandPipeline);
-    const handle = pipeline.handle.bind(pipeline);
-    let paused = false;
-    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
-      const result = await handle(...args);
-      if (!paused && (args[2] as { type: string }).type === 'BeginForceTermination') {
-        paused = true;
-        await request(t.url).post(`/v1/sessions/${s.sessionId}/pause`).set(alice).expect(200);
-      }
-      return result;
-    });
+    const pause = atFirst('BeginForceTermination', () =>
+      request(t.url).post(`/v1/sessions/${s.sessionId}/pause`).set(alice).expect(200),
+    );
     let done: Drain;
     try {
-      const res = await request(t.url)
-        .post(`/v1/nodes/${node}/drain`)
-        .set(admin)
-        .send({ mode: 'force' });
-      done = await drainDone(res.body.drainId);
+      done = await forceDrained(node);
     } finally {
-      spy.mockRestore();
+      pause.restore();
     }
-    expect(paused).toBe(true);
+    expect(pause.fired()).toBe(true);
     expect(done.terminated).toEqual([]);
     expect(await session(s.sessionId)).toMatchObject({ status: 'paused' });
   });
@@ -281,32 +282,23 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
   const drainWithNodeSideFailing = async (clusterId: string, hostname: string) => {
     await reportNodes(report(clusterId, [gpuNode(hostname, 1, 'MIG_1g')]));
     const nodeId = await nodeIdOf(clusterId, hostname);
-    const pipeline = t.app.get(CommandPipeline);
-    const handle = pipeline.handle.bind(pipeline);
-    let failing = true;
-    const spy = jest.spyOn(pipeline, 'handle').mockImplementation(async (...args) => {
-      if (failing && (args[2] as { type: string }).type === 'EndNodeDrain') {
-        failing = false;
-        throw new Error('the process died here');
-      }
-      return handle(...args);
-    });
+    const crash = atFirst('EndNodeDrain', 'die');
     const drainId = (await request(t.url).post(`/v1/nodes/${nodeId}/drain`).set(admin).send({}))
       .body.drainId as string;
-    return { nodeId, drainId, spy, failed: () => !failing };
+    return { nodeId, drainId, crash };
   };
   const nodeDrain = async (nodeId: string) =>
     (await request(t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body.drain;
 
   it('ends the drain on its node even when the node side fails once after the drain ended', async () => {
-    const { nodeId, drainId, spy, failed } = await drainWithNodeSideFailing('d6', 'end-01');
+    const { nodeId, drainId, crash } = await drainWithNodeSideFailing('d6', 'end-01');
     try {
       await drainDone(drainId);
       await eventually(async () => (await nodeDrain(nodeId))?.status === 'completed');
     } finally {
-      spy.mockRestore();
+      crash.restore();
     }
-    expect(failed()).toBe(true);
+    expect(crash.fired()).toBe(true);
     // Taken back and drained again: a new drain, not the old one's id.
     await request(t.url).post(`/v1/nodes/${nodeId}/uncordon`).set(admin).expect(200);
     const again = await request(t.url).post(`/v1/nodes/${nodeId}/drain`).set(admin).send({});
@@ -321,14 +313,14 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     const reacting = jest.spyOn(saga, 'react').mockImplementation(async (e) => {
       if (!e.type.startsWith('DrainEnded')) await react(e);
     });
-    const { nodeId, drainId, spy, failed } = await drainWithNodeSideFailing('d7', 'end-02');
+    const { nodeId, drainId, crash } = await drainWithNodeSideFailing('d7', 'end-02');
     try {
       await drainDone(drainId);
-      await eventually(async () => failed());
+      await eventually(async () => crash.fired());
       await new Promise((r) => setTimeout(r, 300));
       expect(await nodeDrain(nodeId)).toEqual({ drainId, status: 'running' });
     } finally {
-      spy.mockRestore();
+      crash.restore();
       reacting.mockRestore();
     }
     await saga.reconcile();

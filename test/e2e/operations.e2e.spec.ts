@@ -72,6 +72,36 @@ describe('operations with the simulated provisioner', () => {
   });
   afterAll(async () => t.close());
 
+  /**
+   * Scales `poolId` to `size`; the moment the operation first sees one of its drains completed,
+   * before it asks for the removal (a window testers hit by timing), `act` runs on that drain's
+   * node. Answers the finished operation and that node.
+   */
+  const scaleActingAfterDrain = async (
+    poolId: string,
+    size: number,
+    act: (nodeId: string) => Promise<unknown>,
+  ): Promise<{ op: Operation; nodeId: string | null }> => {
+    const readModels = t.app.get<ReadModelStore>(READ_MODELS);
+    const get = readModels.get.bind(readModels);
+    let nodeId: string | null = null;
+    const spy = jest.spyOn(readModels, 'get').mockImplementation(async (collection, id) => {
+      const doc = await get(collection, id);
+      const drain = doc as (DrainDoc & { nodeId: string }) | null;
+      if (collection === DRAINS && drain?.status === 'completed' && nodeId === null) {
+        nodeId = drain.nodeId;
+        await act(nodeId);
+      }
+      return doc as never;
+    });
+    try {
+      const op = await h.finished((await h.scale(poolId, size)).body.operationId);
+      return { op, nodeId };
+    } finally {
+      spy.mockRestore();
+    }
+  };
+
   it('scales a pool 2 → 5 → 3: nodes register, the scale-in drain moves sessions, billing stays intact', async () => {
     const clusterId = await h.createCluster();
     const pool = await h.createPool(clusterId, {
@@ -189,27 +219,10 @@ describe('operations with the simulated provisioner', () => {
     expect(await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).toMatchObject({
       status: 'succeeded',
     });
-    const readModels = t.app.get<ReadModelStore>(READ_MODELS);
-    const get = readModels.get.bind(readModels);
-    let takenBack: string | null = null;
-    // The moment the operation sees its drain completed, before it asks for the removal, the
-    // admin uncordons the node (the window a probe hit by timing; queued sessions may then
-    // land on it, and removing it would end them).
-    const spy = jest.spyOn(readModels, 'get').mockImplementation(async (collection, id) => {
-      const doc = await get(collection, id);
-      const drain = doc as (DrainDoc & { nodeId: string }) | null;
-      if (collection === DRAINS && drain?.status === 'completed' && takenBack === null) {
-        takenBack = drain.nodeId;
-        await request(t.url).post(`/v1/nodes/${takenBack}/uncordon`).set(admin).expect(200);
-      }
-      return doc as never;
-    });
-    let op: Operation;
-    try {
-      op = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
-    } finally {
-      spy.mockRestore();
-    }
+    // Queued sessions may land on a node taken back, and removing it would end them.
+    const { op, nodeId: takenBack } = await scaleActingAfterDrain(pool.poolId, 1, (nodeId) =>
+      request(t.url).post(`/v1/nodes/${nodeId}/uncordon`).set(admin).expect(200),
+    );
     expect(takenBack).not.toBeNull();
     expect(op.status).toBe('failed');
     expect(op.error).toMatch(/^node_in_use: node \S+ was uncordoned since its drain: not removed$/);
@@ -235,30 +248,13 @@ describe('operations with the simulated provisioner', () => {
     expect(await h.finished((await h.scale(pool.poolId, 2)).body.operationId)).toMatchObject({
       status: 'succeeded',
     });
-    const readModels = t.app.get<ReadModelStore>(READ_MODELS);
-    const get = readModels.get.bind(readModels);
-    let moved: string | null = null;
-    // The moment the operation sees its drain completed, before it asks for the removal, the
-    // admin moves the node to the other pool (a tester hit this window by timing).
-    const spy = jest.spyOn(readModels, 'get').mockImplementation(async (collection, id) => {
-      const doc = await get(collection, id);
-      const drain = doc as (DrainDoc & { nodeId: string }) | null;
-      if (collection === DRAINS && drain?.status === 'completed' && moved === null) {
-        moved = drain.nodeId;
-        await request(t.url)
-          .put(`/v1/nodes/${moved}/pool`)
-          .set(admin)
-          .send({ poolId: other.poolId })
-          .expect(200);
-      }
-      return doc as never;
-    });
-    let op: Operation;
-    try {
-      op = await h.finished((await h.scale(pool.poolId, 1)).body.operationId);
-    } finally {
-      spy.mockRestore();
-    }
+    const { op, nodeId: moved } = await scaleActingAfterDrain(pool.poolId, 1, (nodeId) =>
+      request(t.url)
+        .put(`/v1/nodes/${nodeId}/pool`)
+        .set(admin)
+        .send({ poolId: other.poolId })
+        .expect(200),
+    );
     expect(moved).not.toBeNull();
     expect(op.status).toBe('failed');
     expect(op.error).toMatch(

@@ -25,6 +25,11 @@ const finished = (
     at: T,
   },
 });
+/** A force drain's termination of s1, begun. */
+const terminating: DrainEvent = {
+  type: 'DrainTerminationStarted',
+  data: { drainId: 'd1', sessionId: 's1', at: T },
+};
 const state = (events: DrainEvent[]): DrainState =>
   events.reduce(drainDecider.evolve, drainDecider.initialState());
 const online = (sessionsOnNode: string[], cordoned = true) => ({
@@ -93,36 +98,31 @@ describe('the drain workflow', () => {
 
     it('begins a force termination once, only in force mode, and the record ends it', () => {
       const begin = { type: 'BeginForceTermination', data: { sessionId: 's1', at: T } } as const;
-      const begun: DrainEvent = {
-        type: 'DrainTerminationStarted',
-        data: { drainId: 'd1', sessionId: 's1', at: T },
-      };
       const recorded: DrainEvent = {
         type: 'DrainSessionTerminated',
         data: { drainId: 'd1', sessionId: 's1', at: T },
       };
-      spec.given([forced]).when(begin).then([begun]);
-      spec.given([forced, begun]).when(begin).thenNothing();
-      spec.given([forced, begun, recorded]).when(begin).thenNothing();
+      spec.given([forced]).when(begin).then([terminating]);
+      spec.given([forced, terminating]).when(begin).thenNothing();
+      spec.given([forced, terminating, recorded]).when(begin).thenNothing();
       spec.given([started]).when(begin).thenNothing();
-      expect(state([forced, begun, recorded])).toMatchObject({ inFlight: [], terminated: ['s1'] });
+      expect(state([forced, terminating, recorded])).toMatchObject({
+        inFlight: [],
+        terminated: ['s1'],
+      });
     });
 
     it('lets go of a termination that ended nothing, listing it nowhere', () => {
-      const begun: DrainEvent = {
-        type: 'DrainTerminationStarted',
-        data: { drainId: 'd1', sessionId: 's1', at: T },
-      };
       const skipped: DrainEvent = {
         type: 'DrainTerminationSkipped',
         data: { drainId: 'd1', sessionId: 's1', at: T },
       };
       const skip = { type: 'SkipForceTermination', data: { sessionId: 's1', at: T } } as const;
-      spec.given([forced, begun]).when(skip).then([skipped]);
-      spec.given([forced, begun, skipped]).when(skip).thenNothing();
+      spec.given([forced, terminating]).when(skip).then([skipped]);
+      spec.given([forced, terminating, skipped]).when(skip).thenNothing();
       spec.given([forced]).when(skip).thenNothing();
-      expect(state([forced, begun, skipped])).toMatchObject({ inFlight: [], terminated: [] });
-      expect(nextDrainStep(state([forced, begun, skipped]), online([]), 2)).toEqual({
+      expect(state([forced, terminating, skipped])).toMatchObject({ inFlight: [], terminated: [] });
+      expect(nextDrainStep(state([forced, terminating, skipped]), online([]), 2)).toEqual({
         kind: 'end',
         outcome: 'drained',
       });
@@ -212,15 +212,11 @@ describe('the drain workflow', () => {
     });
 
     it('finishes a force termination begun before a crash, even once its session left the node', () => {
-      const begun: DrainEvent = {
-        type: 'DrainTerminationStarted',
-        data: { drainId: 'd1', sessionId: 's1', at: T },
-      };
-      expect(nextDrainStep(state([forced, begun]), online(['s2']), 2)).toEqual({
+      expect(nextDrainStep(state([forced, terminating]), online(['s2']), 2)).toEqual({
         kind: 'terminate',
         sessionIds: ['s1', 's2'],
       });
-      expect(nextDrainStep(state([forced, begun]), online([]), 2)).toEqual({
+      expect(nextDrainStep(state([forced, terminating]), online([]), 2)).toEqual({
         kind: 'terminate',
         sessionIds: ['s1'],
       });
