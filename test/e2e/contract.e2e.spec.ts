@@ -214,11 +214,10 @@ describe('a caller turned away', () => {
     const seen: string[] = [];
     for (const op of operationsOf(doc).filter((o) => !o.public)) {
       const method = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-      const send = (headers: Record<string, string>) =>
-        request(t.url)
-          [method](`${pathOf(op)}?bogus=1`)
-          .set({ 'content-type': 'application/json', ...headers })
-          .send('{"not json');
+      const send = (headers: Record<string, string>) => {
+        const call = request(t.url)[method](`${pathOf(op)}?bogus=1`);
+        return call.set({ 'content-type': 'application/json', ...headers }).send('{"not json');
+      };
       const anonymous = await send({});
       expect({ route: `${op.method} ${op.path}`, status: anonymous.status }).toEqual({
         route: `${op.method} ${op.path}`,
