@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { EventStoreInUseError } from '../../../libs/eventstore/src/sqlite-event-store';
+import { openDataDirWarning } from './platform/runtime/data-dir';
 import { TokenService } from './platform/auth/token-service';
 import { ConfigError, loadConfig } from './config/config';
 import { createApp } from './app.factory';
@@ -71,6 +72,8 @@ const main = async (): Promise<void> => {
     { url: `http://${config.host}:${config.port}`, dataDir: config.dataDir },
     'control plane listening',
   );
+  const open = openDataDirWarning(config.dataDir);
+  if (open) log.warn(open);
   if (generatedSecret) {
     // First start without AUTH_JWT_SECRET: hand the operator a way in, never an open API.
     const admin = await new TokenService(jwtSecret).sign({ sub: 'admin', roles: ['admin'] });
