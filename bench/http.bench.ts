@@ -41,6 +41,10 @@ const medians = (runs: LoadResult[]): Medians => ({
  * checked, the id validated, the node read and shown; no command), and the same cordon on an
  * app that serves it through Nest's request path instead of the lean one (lean-route.ts).
  *
+ * The app writes each turn's responses together at its end (http/end-of-turn.ts). Two more
+ * servers show what that is worth: the same cordon on an app writing each response as soon as
+ * it is ready, and bare Fastify writing at the end of the turn as the app does.
+ *
  * The apps run at LOG_LEVEL=silent, as every suite's servers do (procs.ts), except one more:
  * the same cordon at the default level (info), which writes one JSON request line per request
  * (to /dev/null here: the cheapest sink a deployment could give it).
@@ -60,6 +64,10 @@ const run = async (): Promise<Figure[]> => {
   const app = await startServer('app', quietApp);
   const nest = await startServer('app', { ...quietApp, BENCH_NEST_ONLY: '1' });
   const logged = await startServer('app', { ...quietApp, LOG_LEVEL: 'info' });
+  // Each response written as soon as it is ready, not at the end of the loop's turn.
+  const eachSend = await startServer('app', { ...quietApp, BENCH_EACH_SEND: '1' });
+  // The ceiling with the app's end-of-turn writes: what the same trick gives bare Fastify.
+  const bareBatched = await startServer('bare', { BENCH_END_OF_TURN: '1' });
   let lean: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     const tokens = new TokenService(BENCH_SECRET);
@@ -83,7 +91,7 @@ const run = async (): Promise<Figure[]> => {
     if (first.status !== 200) throw new Error(`cordon answered ${first.status}`);
     // The same node (its id derives from cluster and hostname), cordoned, on the Nest-path app
     // and on the app that logs.
-    for (const other of [nest, logged]) {
+    for (const other of [nest, logged, eachSend]) {
       for (const [path, body] of [
         ['/v1/inventory/reports', reportBody(0, 0, 1)],
         [cordonPath, JSON.stringify({ reason: 'bench' })],
@@ -111,6 +119,8 @@ const run = async (): Promise<Figure[]> => {
     const leanRuns: LoadResult[] = [];
     const nestRuns: LoadResult[] = [];
     const loggedRuns: LoadResult[] = [];
+    const eachSendRuns: LoadResult[] = [];
+    const bareBatchedRuns: LoadResult[] = [];
     const floorRuns: Record<keyof typeof floor, LoadResult[]> = {
       'bare-express': [],
       'nest-fastify': [],
@@ -137,6 +147,15 @@ const run = async (): Promise<Figure[]> => {
         await load(logged.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
       );
       await quiet(logged);
+      eachSendRuns.push(
+        await withServerCpu(eachSend, warmupSec, () =>
+          load(eachSend.url, { kind: 'fixed', method: 'POST', path: cordonPath, headers, body }),
+        ),
+      );
+      await quiet(eachSend);
+      bareBatchedRuns.push(
+        await withServerCpu(bareBatched, warmupSec, () => load(bareBatched.url, echo)),
+      );
       liveRuns.push(
         await load(app.url, { kind: 'fixed', method: 'GET', path: '/health/live', headers: {} }),
       );
@@ -163,6 +182,8 @@ const run = async (): Promise<Figure[]> => {
     const floorCordon = medians(leanRuns);
     const nestCordon = medians(nestRuns);
     const loggedCordon = medians(loggedRuns);
+    const eachSendCordon = medians(eachSendRuns);
+    const bareBatchedEcho = medians(bareBatchedRuns);
     const f = {
       bareExpress: medians(floorRuns['bare-express']),
       nestFastify: medians(floorRuns['nest-fastify']),
@@ -232,6 +253,23 @@ const run = async (): Promise<Figure[]> => {
         target: `informational: the default LOG_LEVEL=info, a request line each (p99 ${loggedCordon.p99Ms} ms)${failures(loggedRuns)}`,
       },
       {
+        name: 'http.app_cordon_noop_each_send',
+        value: eachSendCordon.rps,
+        unit: 'req/s',
+        ceiling: {
+          name: 'the same cordon, responses written at the end of the turn',
+          value: a.rps,
+        },
+        target: `informational: each response written as soon as it is ready (p99 ${eachSendCordon.p99Ms} ms, ${eachSendCordon.cpuUs} µs CPU per request)${failures(eachSendRuns)}`,
+      },
+      {
+        name: 'http.bare_fastify_end_of_turn',
+        value: bareBatchedEcho.rps,
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify 5, same run', value: b.rps },
+        target: `informational: bare Fastify writing its responses at the end of the turn, as the app does (p99 ${bareBatchedEcho.p99Ms} ms, ${bareBatchedEcho.cpuUs} µs CPU per request)${failures(bareBatchedRuns)}`,
+      },
+      {
         name: 'http.app_cordon_noop',
         value: a.rps,
         unit: 'req/s',
@@ -261,6 +299,8 @@ const run = async (): Promise<Figure[]> => {
       app.stop(),
       nest.stop(),
       logged.stop(),
+      eachSend.stop(),
+      bareBatched.stop(),
       ...(lean ? [lean.stop()] : []),
       ...Object.values(floor).map((s) => s.stop()),
     ]);

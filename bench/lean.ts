@@ -1,7 +1,8 @@
 /**
  * The floors of the two request-rate targets without a framework: bare Fastify with only what
- * each route must do, written as lean as we know how. Not the app, and sharing no code with
- * it: they answer how much of bare Fastify's rate *any* implementation keeps on this machine.
+ * each route must do, written as lean as we know how. Not the app, and sharing none of its code
+ * but the timing of socket writes: they answer how much of bare Fastify's rate *any*
+ * implementation keeps on this machine.
  *
  * The no-op cordon (BENCH_NODE_VIEW set):
  * - a correlation id per request (checked if given, echoed as a header), as the app's hook;
@@ -10,6 +11,8 @@
  * - the node id's format and the body (an object with at most a string `reason`) checked;
  * - the command decided on in-memory state (already cordoned: no event) and timed into a
  *   prom-client histogram, and every response counted by route and status, as the app does;
+ * - socket writes made together at the end of the event loop's turn, as the app makes them
+ *   (the one piece of the app used here: http/end-of-turn.ts);
  * - the answer: the Node the app itself answered for this node (BENCH_NODE_VIEW, passed by the
  *   http suite), with `heartbeatAgeSec` computed at the request, so both send the same bytes.
  *
@@ -26,6 +29,7 @@ import { createSecretKey, randomUUID } from 'node:crypto';
 import Fastify, { FastifyInstance, FastifyReply } from 'fastify';
 import { jwtVerify } from 'jose';
 import { Counter, Histogram, Registry } from 'prom-client';
+import { writeAtEndOfTurn } from '../apps/control-plane/src/platform/http/end-of-turn';
 import { clusterIdOf, nodeBody, NodeReportBody } from './fleet';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -94,6 +98,11 @@ export const startLean = async (): Promise<{ url: string }> => {
       return null;
     }
   };
+
+  // Socket writes made together at the end of the loop's turn, as the app makes them.
+  writeAtEndOfTurn(fastify.server, (error) => {
+    throw error;
+  });
 
   if (view) cordonRoute(fastify, caller, timed, view);
   if (fleet) reportRoute(fastify, caller, timed, Number(fleet[1]), Number(fleet[2]));

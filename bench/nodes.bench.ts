@@ -45,6 +45,8 @@ export const operatorTokens = async (clusters: number): Promise<string[]> => {
  */
 const inventoryFigures = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
+  // The ceiling with the app's end-of-turn writes (http/end-of-turn.ts), informational.
+  const bareBatched = await startServer('bare', { BENCH_END_OF_TURN: '1' });
   const app = await startServer('app', { NODE_STALE_SEC: '3600' });
   // The single report's work without the app, on the same fleet held in memory (bench/lean.ts).
   const lean = await startServer('lean-fastify', {
@@ -84,7 +86,11 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       bareSingle: [],
       appSingle: [],
       leanSingle: [],
-    } as Record<'bareBatch' | 'appBatch' | 'bareSingle' | 'appSingle' | 'leanSingle', LoadResult[]>;
+      bareBatchedSingle: [],
+    } as Record<
+      'bareBatch' | 'appBatch' | 'bareSingle' | 'appSingle' | 'leanSingle' | 'bareBatchedSingle',
+      LoadResult[]
+    >;
     let peakDuringLoad = 0;
     for (let round = 0; round < ROUNDS; round++) {
       runs.bareBatch.push(await runLoad(plan(bare.url, BATCH)));
@@ -97,6 +103,9 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       );
       await quiet(app);
       runs.leanSingle.push(await withServerCpu(lean, warmupSec, () => runLoad(plan(lean.url, 1))));
+      runs.bareBatchedSingle.push(
+        await withServerCpu(bareBatched, warmupSec, () => runLoad(plan(bareBatched.url, 1))),
+      );
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
     }
     const appended = (await app.call<number>('head')) - headBefore;
@@ -133,6 +142,13 @@ const inventoryFigures = async (): Promise<Figure[]> => {
         target: `informational: the report's work on bare Fastify, no app, the same fleet in memory (p99 ${p99(runs.leanSingle)} ms)${failures(runs.leanSingle)}`,
       },
       {
+        name: 'nodes.bare_fastify_end_of_turn_single_node',
+        value: rps(runs.bareBatchedSingle),
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify parsing the same 1-node bodies', value: bareSingle },
+        target: `informational: bare Fastify writing its responses at the end of the turn, as the app does (p99 ${p99(runs.bareBatchedSingle)} ms, ${medianCpuUs(runs.bareBatchedSingle)} µs CPU per request)${failures(runs.bareBatchedSingle)}`,
+      },
+      {
         name: 'nodes.report_single_node',
         value: single,
         unit: 'req/s',
@@ -167,7 +183,7 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       },
     ];
   } finally {
-    await Promise.all([bare.stop(), app.stop(), lean.stop()]);
+    await Promise.all([bare.stop(), bareBatched.stop(), app.stop(), lean.stop()]);
   }
 };
 

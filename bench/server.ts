@@ -17,6 +17,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
 import { loadConfig } from '../apps/control-plane/src/config/config';
 import { InventoryService } from '../apps/control-plane/src/nodes/inventory.service';
+import { writeAtEndOfTurn } from '../apps/control-plane/src/platform/http/end-of-turn';
 import { EVENT_STORE } from '../apps/control-plane/src/platform/runtime/tokens';
 import { SubscriptionRunner } from '../libs/cqrs/src';
 import type { EventStore } from '../libs/eventstore/src/port';
@@ -49,6 +50,12 @@ const startBare = async (): Promise<{ url: string; handle: Handler }> => {
     const body = request.body as { nodes: unknown[] };
     return { nodes: body.nodes.length };
   });
+  // BENCH_END_OF_TURN=1: responses written at the end of the loop's turn, as the app writes them.
+  if (process.env.BENCH_END_OF_TURN === '1') {
+    writeAtEndOfTurn(fastify.server, (error) => {
+      throw error;
+    });
+  }
   const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
   return { url, handle: async (cmd) => common(cmd) };
 };
@@ -103,8 +110,12 @@ const adminContext = (): CommandContext => {
 
 const startApp = async (): Promise<{ url: string; handle: Handler }> => {
   const config = loadConfig(process.env);
-  // BENCH_NEST_ONLY=1: the hot routes through Nest as every other route, to show the lean path's gain.
-  const { app } = await createApp(config, { leanRoutes: process.env.BENCH_NEST_ONLY !== '1' });
+  // BENCH_NEST_ONLY=1: the hot routes through Nest as every other route, to show the lean path's
+  // gain; BENCH_EACH_SEND=1: each response written as soon as it is ready (http/end-of-turn.ts).
+  const { app } = await createApp(config, {
+    leanRoutes: process.env.BENCH_NEST_ONLY !== '1',
+    endOfTurnSends: process.env.BENCH_EACH_SEND !== '1',
+  });
   if (process.env.BENCH_LADDER === '1') {
     // The cordon's work in steps beside the real route (bench/ladder.ts, bench:ab's ladder).
     await app.init();

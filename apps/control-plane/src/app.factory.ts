@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import v8 from 'node:v8';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { UnavailableError } from '../../../libs/kernel/src';
@@ -23,6 +24,7 @@ import { IdempotencyStore } from './platform/idempotency/idempotency.store';
 import { installAdmission } from './platform/auth/admission';
 import { TokenService } from './platform/auth/token-service';
 import { installLeanRoutes } from './platform/http/lean-route';
+import { writeAtEndOfTurn } from './platform/http/end-of-turn';
 import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
 import { INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './nodes/inventory.controller';
 
@@ -51,8 +53,12 @@ export const disablePretenuring = (): void => {
 /** Builds the whole control plane on Fastify; `main.ts` and the e2e tests both start it here. */
 export const createApp = async (
   config: Config,
-  /** leanRoutes false: every route through Nest (the lean path's differential test). */
-  options: { leanRoutes?: boolean } = {},
+  options: {
+    /** false: every route through Nest (the lean path's differential test). */
+    leanRoutes?: boolean;
+    /** false: each socket write made at once, not at the end of the turn (the bench's comparison). */
+    endOfTurnSends?: boolean;
+  } = {},
 ): Promise<{ app: NestFastifyApplication; jwtSecret: string; generatedSecret: boolean }> => {
   applyHeapGrowth(config.heapGrowthPercent);
   disablePretenuring();
@@ -137,6 +143,13 @@ export const createApp = async (
       [...NODE_LEAN_ROUTES, ...INVENTORY_LEAN_ROUTES],
       app.get(TokenService),
       errors,
+    );
+  }
+  if (options.endOfTurnSends !== false) {
+    // Each connection's writes go out together at the end of the loop's turn (end-of-turn.ts).
+    const log = new Logger('http');
+    writeAtEndOfTurn(fastify.server, (error) =>
+      log.error(`a socket write failed: ${error instanceof Error ? error.stack : String(error)}`),
     );
   }
   app.useGlobalPipes(createValidationPipe());
