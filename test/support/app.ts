@@ -26,7 +26,12 @@ export type TestApp = {
  */
 export const startApp = async (
   env: Record<string, string> = {},
-  options: { dataDir?: string; redis?: boolean; leanRoutes?: boolean } = {},
+  options: {
+    dataDir?: string;
+    redis?: boolean;
+    leanRoutes?: boolean;
+    endOfTurnSends?: boolean;
+  } = {},
 ): Promise<TestApp> => {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-e2e-'));
   const redis =
@@ -45,7 +50,10 @@ export const startApp = async (
     ...redis,
     ...env,
   });
-  const { app } = await createApp(config, { leanRoutes: options.leanRoutes });
+  const { app } = await createApp(config, {
+    leanRoutes: options.leanRoutes,
+    endOfTurnSends: options.endOfTurnSends,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -43,6 +43,11 @@ export class EndOfTurn {
 type WriteChunks = Parameters<NonNullable<Socket['_writev']>>[0];
 type WriteDone = (error?: Error | null) => void;
 
+const writingAtEndOfTurn = new WeakSet<Server>();
+
+/** Whether `server`'s connections write at the end of the turn (writeAtEndOfTurn below). */
+export const writesAtEndOfTurn = (server: Server): boolean => writingAtEndOfTurn.has(server);
+
 /**
  * Writes what the server sends on each connection at the end of the event loop's turn instead
  * of at once. Only the system call waits: Node and Fastify see every response written and
@@ -59,6 +64,7 @@ type WriteDone = (error?: Error | null) => void;
  */
 export const writeAtEndOfTurn = (server: Server, onError: (error: unknown) => void): EndOfTurn => {
   const turn = new EndOfTurn(onError);
+  writingAtEndOfTurn.add(server);
   server.on('connection', (socket: Socket) => {
     const writev = socket._writev;
     const write = socket._write;
