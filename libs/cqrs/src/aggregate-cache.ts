@@ -9,38 +9,77 @@ export type CachedState<S> = {
   readonly position: number;
 };
 
+/** One aggregate's fold of a stream, and the next aggregate folding the same stream. */
+type Fold = { readonly aggregate: string; entry: CachedState<unknown>; other: Fold | undefined };
+
 export class AggregateCache {
-  private readonly entries = new Map<string, CachedState<unknown>>();
+  /**
+   * By stream id, then by aggregate: two deciders may fold one stream (a cluster's lifecycle
+   * and its liveness), nearly every stream has one. Keyed by the stream id as the caller gives
+   * it, with no key built per lookup: a stream id string its caller keeps (a node's, from
+   * `nodeRefOf`) keeps its hash, and finds its entry by identity. Insertion order is recency.
+   */
+  private readonly streams = new Map<string, Fold>();
+  private folds = 0;
 
   constructor(private readonly capacity = 250_000) {}
 
-  get<S>(streamId: string): CachedState<S> | undefined {
-    const hit = this.entries.get(streamId);
-    if (hit === undefined) return undefined;
-    // Map keeps insertion order: re-inserting marks the entry as most recently used. Nothing is
+  get<S>(aggregate: string, streamId: string): CachedState<S> | undefined {
+    const first = this.streams.get(streamId);
+    let fold = first;
+    while (fold !== undefined && fold.aggregate !== aggregate) fold = fold.other;
+    if (fold === undefined) return undefined;
+    // Map keeps insertion order: re-inserting marks the stream as most recently used. Nothing is
     // evicted while the cache is at most half full, so a hit is not moved then (a Map delete and
     // insert per hit: a report of 100 unchanged nodes is 100 hits).
-    if (this.entries.size > this.capacity / 2) {
-      this.entries.delete(streamId);
-      this.entries.set(streamId, hit);
+    if (this.folds > this.capacity / 2) {
+      this.streams.delete(streamId);
+      this.streams.set(streamId, first!);
     }
-    return hit as CachedState<S>;
+    return fold.entry as CachedState<S>;
   }
 
-  set<S>(streamId: string, entry: CachedState<S>): void {
-    this.entries.delete(streamId);
-    this.entries.set(streamId, entry);
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+  set<S>(aggregate: string, streamId: string, entry: CachedState<S>): void {
+    let first = this.streams.get(streamId);
+    let fold = first;
+    while (fold !== undefined && fold.aggregate !== aggregate) fold = fold.other;
+    if (fold !== undefined) {
+      fold.entry = entry;
+    } else {
+      first = { aggregate, entry, other: first };
+      this.folds++;
+    }
+    this.streams.delete(streamId);
+    this.streams.set(streamId, first!);
+    while (this.folds > this.capacity) {
+      const oldest = this.streams.entries().next().value;
+      if (oldest === undefined) break;
+      this.streams.delete(oldest[0]);
+      for (let f: Fold | undefined = oldest[1]; f !== undefined; f = f.other) this.folds--;
     }
   }
 
-  invalidate(streamId: string): void {
-    this.entries.delete(streamId);
+  invalidate(aggregate: string, streamId: string): void {
+    const first = this.streams.get(streamId);
+    if (first === undefined) return;
+    if (first.aggregate === aggregate) {
+      this.folds--;
+      // Map.set on a key it holds keeps the key's place in the order.
+      if (first.other === undefined) this.streams.delete(streamId);
+      else this.streams.set(streamId, first.other);
+      return;
+    }
+    for (let before = first, f = first.other; f !== undefined; before = f, f = f.other) {
+      if (f.aggregate === aggregate) {
+        before.other = f.other;
+        this.folds--;
+        return;
+      }
+    }
   }
 
+  /** Folds held (a stream folded by two aggregates counts twice). */
   get size(): number {
-    return this.entries.size;
+    return this.folds;
   }
 }

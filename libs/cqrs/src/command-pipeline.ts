@@ -88,8 +88,7 @@ export class CommandPipeline {
     if (head === null) {
       return { state: aggregate.decider.initialState(), revision: null, position: 0 };
     }
-    const key = cacheKey(aggregate, streamId);
-    const cached = this.cache.get<S>(key);
+    const cached = this.cache.get<S>(aggregate.name, streamId);
     if (cached && cached.revision === head) return cached;
     // Fold only what the cache has not seen yet (another replica may have appended).
     let state = cached && cached.revision < head ? cached.state : aggregate.decider.initialState();
@@ -108,7 +107,7 @@ export class CommandPipeline {
       from = revision + 1;
     }
     const entry = { state, revision, position };
-    this.cache.set(key, entry);
+    this.cache.set(aggregate.name, streamId, entry);
     return entry;
   }
 
@@ -128,14 +127,13 @@ export class CommandPipeline {
     const started = performance.now();
     const heads = await this.streamRevisions(streamIds);
     const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
-    const prefix = cacheKey(aggregate, '');
     // No-ops by command type: one outcome per type for the whole pass.
     let noops: Map<string, number> | undefined;
     for (let i = 0; i < streamIds.length; i++) {
       const streamId = streamIds[i];
       const head = heads[i];
       if (head === null || this.turns.busy(streamId)) continue;
-      const cached = this.cache.get<S>(prefix + streamId);
+      const cached = this.cache.get<S>(aggregate.name, streamId);
       if (cached === undefined || cached.revision !== head) continue;
       const events = aggregate.decider.decide(commands[i], cached.state);
       if (events.length > 0) continue;
@@ -181,7 +179,7 @@ export class CommandPipeline {
   ): Promise<CommandResult<E, S>> {
     if (!this.turns.busy(streamId)) {
       const started = performance.now();
-      const cached = this.cache.get<S>(cacheKey(aggregate, streamId));
+      const cached = this.cache.get<S>(aggregate.name, streamId);
       if (cached !== undefined && decidesNothing(aggregate.decider, command, cached.state)) {
         return this.confirmNoop(aggregate, streamId, command, context, cached, started);
       }
@@ -243,10 +241,9 @@ export class CommandPipeline {
             this.toStored(aggregate.codec, events, context),
             expected,
           );
-          const key = cacheKey(aggregate, streamId);
           if (!result.appended) {
             // An idempotent replay of a command already applied: report the stored state.
-            this.cache.invalidate(key);
+            this.cache.invalidate(aggregate.name, streamId);
             const now = await this.load(aggregate, streamId);
             this.report(aggregate, command, started, 'noop', 0);
             return {
@@ -259,7 +256,7 @@ export class CommandPipeline {
             };
           }
           const next = events.reduce(aggregate.decider.evolve, state);
-          this.cache.set(key, {
+          this.cache.set(aggregate.name, streamId, {
             state: next,
             revision: result.revision,
             position: result.position,
@@ -275,7 +272,7 @@ export class CommandPipeline {
           };
         } catch (error) {
           if (!(error instanceof ConcurrencyConflictError) || attempt >= maxAttempts) throw error;
-          this.cache.invalidate(cacheKey(aggregate, streamId));
+          this.cache.invalidate(aggregate.name, streamId);
         }
       }
     } catch (error) {
@@ -335,11 +332,3 @@ const decidesNothing = <C extends Message, S>(
     return false;
   }
 };
-
-/**
- * A stream's entry in the aggregate cache, keyed by aggregate too: two deciders may fold the
- * same stream (e.g. a cluster's lifecycle and liveness). `cacheKey(aggregate, '')` is the
- * prefix of an aggregate's entries.
- */
-const cacheKey = (aggregate: { readonly name: string }, streamId: string): string =>
-  `${aggregate.name}\u0000${streamId}`;
