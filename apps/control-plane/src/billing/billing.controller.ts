@@ -4,7 +4,7 @@ import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore } from '../../../../libs/eventstore/src/port';
 import { forbidden, notFound } from '../../../../libs/kernel/src';
 import { Filter, InvalidCursorError, ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { Caller, hasRole } from '../platform/auth/caller';
+import { Caller, hasRole, READS_ALL } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
@@ -25,7 +25,7 @@ import {
 import { BILLING_PROJECTION, BILLING_RECORDS, BillingRecordDoc } from './billing.projection';
 
 /** Admins and auditors see every owner's billing; anyone else only their own. */
-const seesAll = (caller: Caller): boolean => hasRole(caller, 'admin', 'auditor');
+const seesAll = (caller: Caller): boolean => hasRole(caller, READS_ALL);
 
 // By name too: instanceof fails when the error class was loaded twice (jest module registries).
 const isInvalidCursor = (error: unknown): boolean =>

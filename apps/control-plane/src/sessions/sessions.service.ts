@@ -8,7 +8,7 @@ import {
   ReadModelStore,
 } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
-import { Caller, hasRole, isPrivileged } from '../platform/auth/caller';
+import { Caller, hasRole, isPrivileged, READS_ALL } from '../platform/auth/caller';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { EventStore } from '../../../../libs/eventstore/src/port';
@@ -23,7 +23,7 @@ import { sessionIdFor } from './step-ids';
 export const SESSIONS_PROJECTION = 'projection:sessions';
 
 /** Admins and auditors read every session; users their own. */
-const readsAll = (caller: Caller): boolean => hasRole(caller, 'admin', 'auditor');
+const readsAll = (caller: Caller): boolean => hasRole(caller, READS_ALL);
 
 const requestOf = (demand: SessionDemand, poolId: string | null): Record<string, unknown> =>
   demand.kind === 'gpu'

@@ -4,7 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../../../../../libs/kernel/src/errors';
 import { validationFailed } from '../errors/error-envelope';
-import { Caller, Role } from './caller';
+import { ADMIN, Caller, hasRole, isPrivileged, Role } from './caller';
 import { IS_PUBLIC_KEY, RequestWithCaller, ROLES_KEY } from './decorators';
 import { TokenService } from './token-service';
 
@@ -93,10 +93,8 @@ export const authenticate = async (
  * query), or 403.
  */
 export const authorise = (caller: Caller, required: readonly Role[] | undefined): Caller => {
-  const allowed: readonly Role[] = required && required.length > 0 ? required : ADMIN_ONLY;
-  let ok = false;
-  for (const role of caller.roles) if (role === 'admin' || allowed.includes(role)) ok = true;
-  if (!ok) {
+  const allowed: readonly Role[] = required && required.length > 0 ? required : ADMIN;
+  if (!isPrivileged(caller) && !hasRole(caller, allowed)) {
     throw new DomainError(
       'forbidden',
       `this action needs one of the roles: ${allowed.join(', ')}`,
@@ -105,8 +103,6 @@ export const authorise = (caller: Caller, required: readonly Role[] | undefined)
   }
   return caller;
 };
-
-const ADMIN_ONLY: readonly Role[] = ['admin'];
 
 /** Whether a controller's handler reads a query DTO (with @Query()). */
 export const readsQuery = (controller: object, handlerName: string): boolean => {

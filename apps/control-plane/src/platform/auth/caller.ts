@@ -7,14 +7,22 @@ export type Caller = { sub: string; roles: Role[]; clusters: string[] };
 export const isRole = (value: unknown): value is Role =>
   typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 
-export const hasRole = (caller: Caller, ...roles: Role[]): boolean =>
-  caller.roles.some((role) => roles.includes(role));
+/** Whether the caller holds any of `roles` (a list the caller keeps: none is built per check). */
+export const hasRole = (caller: Caller, roles: readonly Role[]): boolean => {
+  for (const role of caller.roles) if (roles.includes(role)) return true;
+  return false;
+};
 
-export const isPrivileged = (caller: Caller): boolean => hasRole(caller, 'admin');
+export const ADMIN: readonly Role[] = ['admin'];
+const OPERATOR: readonly Role[] = ['operator'];
+/** Roles that read every owner's sessions and billing. */
+export const READS_ALL: readonly Role[] = ['admin', 'auditor'];
+
+export const isPrivileged = (caller: Caller): boolean => hasRole(caller, ADMIN);
 
 /** An operator reports only for the clusters named in its token; an admin for any. */
 export const mayReportFor = (caller: Caller, clusterId: string): boolean =>
-  isPrivileged(caller) || (hasRole(caller, 'operator') && caller.clusters.includes(clusterId));
+  isPrivileged(caller) || (hasRole(caller, OPERATOR) && caller.clusters.includes(clusterId));
 
 /**
  * The one format of an owner: a token's `sub`, a session's owner, a pool's tenant, an owner

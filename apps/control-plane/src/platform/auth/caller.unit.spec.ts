@@ -8,8 +8,8 @@ const caller = (roles: Caller['roles'], clusters: string[] = []): Caller => ({
 
 describe('caller', () => {
   it('hasRole is true when any of the roles is held', () => {
-    expect(hasRole(caller(['user', 'auditor']), 'admin', 'auditor')).toBe(true);
-    expect(hasRole(caller(['user']), 'admin', 'auditor')).toBe(false);
+    expect(hasRole(caller(['user', 'auditor']), ['admin', 'auditor'])).toBe(true);
+    expect(hasRole(caller(['user']), ['admin', 'auditor'])).toBe(false);
   });
 
   it('only admin is privileged', () => {
