@@ -12,7 +12,7 @@ import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/po
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
-import { Beat, HeartbeatStore } from './heartbeat/heartbeat.store';
+import { Beat, HeartbeatStore, laterObserved } from './heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
 import { NodeRef, nodeAggregate, nodeRefOf } from './node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from './node.events';
@@ -98,10 +98,8 @@ export class InventoryService {
         const nodeId = nodeIds[i];
         // Every report is a sighting at its receive time, an out-of-order one too (it changes
         // nothing, but the controller reached us now); the newest observedAt stays the newest.
-        const before = beats[i]?.observedAt ?? null;
         const reported = report.observedAt ? Date.parse(report.observedAt) : null;
-        const observedAt =
-          reported === null ? before : before === null ? reported : Math.max(reported, before);
+        const observedAt = laterObserved(beats[i]?.observedAt ?? null, reported);
         fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt });
         const state = result.state;
         results[i] = {

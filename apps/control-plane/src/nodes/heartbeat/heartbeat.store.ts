@@ -45,7 +45,7 @@ export interface HeartbeatStore {
 type Slot = { seenAt: number; observedAt: number | null };
 
 /** The later of two observedAt, none (null) being earlier than any. */
-const laterObserved = (a: number | null, b: number | null): number | null =>
+export const laterObserved = (a: number | null, b: number | null): number | null =>
   a === null ? b : b === null ? a : Math.max(a, b);
 
 /**
