@@ -59,6 +59,16 @@ export const SCHEMA_VERSION = 1;
  * the revision read. A revision conflict reloads and decides again (bounded); nothing
  * else is retried, and nothing ever overwrites.
  */
+/** What folding a stream takes: an aggregate's name (its cache key), evolve and codec. */
+type Folding<E extends Message, S> = {
+  readonly name: string;
+  readonly decider: Pick<Decider<never, E, S>, 'evolve' | 'initialState'>;
+  readonly codec: EventCodec<E>;
+};
+
+/** Events read per page when folding a stream. */
+const FOLD_PAGE = 1000;
+
 export class CommandPipeline {
   private readonly cache: AggregateCache;
   /** Commands on one stream, one at a time in this process. */
@@ -77,11 +87,7 @@ export class CommandPipeline {
   }
 
   async load<E extends Message, S>(
-    aggregate: {
-      readonly name: string;
-      readonly decider: Pick<Decider<never, E, S>, 'evolve' | 'initialState'>;
-      readonly codec: EventCodec<E>;
-    },
+    aggregate: Folding<E, S>,
     streamId: string,
   ): Promise<{ state: S; revision: number | null; position: number }> {
     const head = await this.store.streamRevision(streamId);
@@ -91,24 +97,55 @@ export class CommandPipeline {
     const cached = this.cache.get<S>(aggregate.name, streamId);
     if (cached && cached.revision === head) return cached;
     // Fold only what the cache has not seen yet (another replica may have appended).
-    let state = cached && cached.revision < head ? cached.state : aggregate.decider.initialState();
-    let from = cached && cached.revision < head ? cached.revision + 1 : 0;
+    const fromCache = cached !== undefined && cached.revision < head;
+    const entry = await this.fold(aggregate, streamId, {
+      state: fromCache ? cached.state : aggregate.decider.initialState(),
+      from: fromCache ? cached.revision + 1 : 0,
+      position: cached?.position ?? 0,
+    });
+    this.cache.set(aggregate.name, streamId, entry);
+    return entry;
+  }
+
+  /**
+   * The state as of `revision` of the stream, which may be behind its head: for a reaction to
+   * an event handled late, which decides on the stream as it was at that event. The cached
+   * state when it is at that revision, else folded from the start (and not cached).
+   */
+  async loadAt<E extends Message, S>(
+    aggregate: Folding<E, S>,
+    streamId: string,
+    revision: number,
+  ): Promise<{ state: S; revision: number; position: number }> {
+    const cached = this.cache.get<S>(aggregate.name, streamId);
+    if (cached && cached.revision === revision) return cached;
+    const initial = { state: aggregate.decider.initialState(), from: 0, position: 0 };
+    return this.fold(aggregate, streamId, initial, revision);
+  }
+
+  /** Folds the stream's events from `start.from` onto `start.state`, up to `until` or its end. */
+  private async fold<E extends Message, S>(
+    aggregate: Folding<E, S>,
+    streamId: string,
+    start: { state: S; from: number; position: number },
+    until?: number,
+  ): Promise<CachedState<S>> {
+    let { state, from, position } = start;
     let revision = from - 1;
-    let position = cached?.position ?? 0;
     for (;;) {
-      const page = await this.store.readStream(streamId, { fromRevision: from, limit: 1000 });
+      const limit = until === undefined ? FOLD_PAGE : Math.min(FOLD_PAGE, until - from + 1);
+      if (limit <= 0) break;
+      const page = await this.store.readStream(streamId, { fromRevision: from, limit });
       for (const stored of page) {
         const event = aggregate.codec.decode(stored.type, stored.data);
         if (event) state = aggregate.decider.evolve(state, event);
         revision = stored.revision;
         position = stored.position;
       }
-      if (page.length < 1000) break;
+      if (page.length < limit) break;
       from = revision + 1;
     }
-    const entry = { state, revision, position };
-    this.cache.set(aggregate.name, streamId, entry);
-    return entry;
+    return { state, revision, position };
   }
 
   /**

@@ -247,4 +247,28 @@ describe('the command pipeline', () => {
     append.mockRestore();
     expect(await store.readStream('counter-a')).toHaveLength(2);
   });
+
+  it('loads a stream as of a revision behind its head, over more than a page, and keeps the head cached', async () => {
+    const add = { type: 'Add' as const, data: { amount: 1 } };
+    for (let i = 0; i < 2503; i++) await pipeline.handle(aggregate, 'counter-a', add, ctx());
+    const head = await pipeline.load(aggregate, 'counter-a');
+    expect(head).toMatchObject({ revision: 2502, state: { total: 2503 } });
+    const [at2000] = await store.readStream('counter-a', { fromRevision: 2000, limit: 1 });
+    // Folded from the start, across three pages, and stopped at the revision.
+    const then = await pipeline.loadAt(aggregate, 'counter-a', 2000);
+    expect(then).toEqual({
+      state: { total: 2001, closed: false },
+      revision: 2000,
+      position: at2000.position,
+    });
+    // At the head: the cached state itself; and the head is still what `load` gives.
+    expect(await pipeline.loadAt(aggregate, 'counter-a', 2502)).toBe(head);
+    expect(await pipeline.load(aggregate, 'counter-a')).toBe(head);
+    // A pipeline with nothing cached folds to the revision too.
+    const fresh = new CommandPipeline(store);
+    expect(await fresh.loadAt(aggregate, 'counter-a', 0)).toMatchObject({
+      revision: 0,
+      state: { total: 1 },
+    });
+  });
 });

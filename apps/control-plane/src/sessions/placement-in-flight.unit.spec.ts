@@ -1,5 +1,5 @@
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { ReadModelStore } from '../../../../libs/readmodels/src/port';
@@ -112,7 +112,6 @@ describe('a placement in flight in this process', () => {
       const reactor = new SessionProcessReactor(
         pipeline as unknown as CommandPipeline,
         placement as unknown as PlacementService,
-        {} as EventStore,
       );
       const now = (state: SessionState) => (session = state);
       return { reactor, placement, pipeline, now, started: () => now(running) };

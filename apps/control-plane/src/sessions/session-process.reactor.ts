@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
-import { EVENT_STORE } from '../platform/runtime/tokens';
+import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { CommandContext, systemContext } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
 import { nodeCodec, nodeStreamId } from '../nodes/node.events';
 import { PlacementService } from './placement.service';
-import { sessionAggregate, sessionDecider } from './session.decider';
+import { sessionAggregate } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
 
@@ -26,7 +25,6 @@ export class SessionProcessReactor {
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(PlacementService) private readonly placement: PlacementService,
-    @Inject(EVENT_STORE) private readonly events: EventStore,
   ) {}
 
   async react(stored: StoredEvent): Promise<void> {
@@ -69,17 +67,8 @@ export class SessionProcessReactor {
       // crash, a lagging reactor), the node may be back with sessions placed since, which
       // this offline must not end.
       // Usually the offline is still the stream's head (the cached state); else folded to it.
-      const head = await this.pipeline.load(nodeAggregate, stored.streamId);
-      const node =
-        head.revision === stored.revision
-          ? head.state
-          : (await this.events.readStream(stored.streamId, { limit: stored.revision + 1 })).reduce(
-              (s, e) => {
-                const decoded = nodeCodec.decode(e.type, e.data);
-                return decoded ? nodeAggregate.decider.evolve(s, decoded) : s;
-              },
-              nodeAggregate.decider.initialState(),
-            );
+      const node = (await this.pipeline.loadAt(nodeAggregate, stored.streamId, stored.revision))
+        .state;
       if (node.status !== 'online' && node.status !== 'offline') return;
       for (const sessionId of Object.keys(node.allocations)) {
         const ctx = reactionContext(stored, `offline-${sessionId}`);
@@ -108,11 +97,8 @@ export class SessionProcessReactor {
     const event = sessionCodec.decode(stored.type, stored.data);
     if (event?.type !== 'SessionPaused' && event?.type !== 'SessionTerminated') return;
     // The node the segment ended on: the session as it was at this event, not as it is now.
-    const history = await this.events.readStream(stored.streamId, { limit: stored.revision + 1 });
-    const then = history.reduce((s, e) => {
-      const decoded = sessionCodec.decode(e.type, e.data);
-      return decoded ? sessionDecider.evolve(s, decoded) : s;
-    }, sessionDecider.initialState());
+    const then = (await this.pipeline.loadAt(sessionAggregate, stored.streamId, stored.revision))
+      .state;
     if (then.status === 'absent' || !then.lastPlacement) return;
     const nodeId = then.lastPlacement.nodeId;
     // Handled late, after the session was placed again on the same node: those cards are its new ones.
