@@ -18,8 +18,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { CommandContext } from '../../../../../libs/kernel/src';
 import { AdmittedRequest, admit, readsQuery, refuseUnreadQuery } from '../auth/auth.guard';
 import { Caller, Role } from '../auth/caller';
-import { joinPath } from '../auth/admission';
-import { IS_PUBLIC_KEY, ROLES_KEY } from '../auth/decorators';
+import { joinPath, routeAdmissions } from '../auth/admission';
 import { TokenService } from '../auth/token-service';
 import { ErrorFilter } from '../errors/error.filter';
 import { commandContextOf, PlatformRequest } from './command-context';
@@ -98,17 +97,16 @@ const compile = (app: NestFastifyApplication, route: LeanRoute): Compiled => {
       throw new Error(`lean route ${name}: ${key} is not served on the lean path`);
     }
   }
-  const fromHandler = <T>(key: string): T | undefined =>
-    (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, route.controller)) as
-      T | undefined;
-  if (fromHandler<boolean>(IS_PUBLIC_KEY)) {
+  const key = `${RequestMethod[method]} ${joinPath(Reflect.getMetadata(PATH_METADATA, route.controller) as string, path)}`;
+  // What the route asks of its caller, read as the admission hook reads it (admission.ts).
+  const admission = routeAdmissions([route.controller]).get(key);
+  if (admission === undefined || admission.public) {
     throw new Error(`lean route ${name}: only authenticated routes are served on the lean path`);
   }
   const instance = app.get(route.controller, { strict: false }) as Record<string, Handler>;
-  const verb = RequestMethod[method];
   return {
-    key: `${verb} ${joinPath(Reflect.getMetadata(PATH_METADATA, route.controller) as string, path)}`,
-    roles: fromHandler<Role[]>(ROLES_KEY),
+    key,
+    roles: admission.roles,
     // Nest's default: 201 for POST, 200 otherwise.
     status:
       (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ??
