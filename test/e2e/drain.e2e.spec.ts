@@ -69,12 +69,22 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     });
     return { restore: () => spy.mockRestore(), fired: () => fired };
   };
-  const forceDrained = async (nodeId: string): Promise<Drain> => {
-    const res = await request(t.url)
-      .post(`/v1/nodes/${nodeId}/drain`)
-      .set(admin)
-      .send({ mode: 'force' });
-    return drainDone(res.body.drainId);
+  /** A force drain of the node to its end, with `then` done at the first command `type`. */
+  const forceDrainedWith = async (
+    nodeId: string,
+    type: string,
+    then: Parameters<typeof atFirst>[1],
+  ): Promise<{ done: Drain; fired: boolean }> => {
+    const at = atFirst(type, then);
+    try {
+      const res = await request(t.url)
+        .post(`/v1/nodes/${nodeId}/drain`)
+        .set(admin)
+        .send({ mode: 'force' });
+      return { done: await drainDone(res.body.drainId), fired: at.fired() };
+    } finally {
+      at.restore();
+    }
   };
 
   it('moves all four sessions onto a node with room, cordoning first', async () => {
@@ -228,32 +238,20 @@ describe('drain over HTTP (BullMQ on the real Redis)', () => {
     const sessions = [await start('MIG_3g'), await start('MIG_3g')];
     const node = await nodeIdOf('d8', 'force-02');
     expect(sessions.every((s) => s.nodeId === node)).toBe(true);
-    const crash = atFirst('RecordForceTermination', 'die');
-    let done: Drain;
-    try {
-      done = await forceDrained(node);
-    } finally {
-      crash.restore();
-    }
-    expect(crash.fired()).toBe(true);
+    const { done, fired } = await forceDrainedWith(node, 'RecordForceTermination', 'die');
+    expect(fired).toBe(true);
     expect(done.terminated.sort()).toEqual(sessions.map((s) => s.sessionId).sort());
   });
 
   it('does not list a session its owner paused as the force drain was about to end it', async () => {
     await reportNodes(report('d9', [gpuNode('force-03', 1, 'MIG_3g')]));
-    const [s] = [await start('MIG_3g')];
+    const s = await start('MIG_3g');
     const node = await nodeIdOf('d9', 'force-03');
     expect(s.nodeId).toBe(node);
-    const pause = atFirst('BeginForceTermination', () =>
+    const { done, fired } = await forceDrainedWith(node, 'BeginForceTermination', () =>
       request(t.url).post(`/v1/sessions/${s.sessionId}/pause`).set(alice).expect(200),
     );
-    let done: Drain;
-    try {
-      done = await forceDrained(node);
-    } finally {
-      pause.restore();
-    }
-    expect(pause.fired()).toBe(true);
+    expect(fired).toBe(true);
     expect(done.terminated).toEqual([]);
     expect(await session(s.sessionId)).toMatchObject({ status: 'paused' });
   });
