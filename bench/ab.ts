@@ -20,6 +20,8 @@
  *     report (of 1000 registered nodes in turn), or the cordon beside its work in steps (bench/ladder.ts) as routes of the same
  *     app process, named `NAME step`: each step's cost over HTTP is its figure less the step
  *     before's, and the cordon's less `cordon`'s is the lean path's own work
+ *   BENCH_AB_FLEET=100x1000  the report route on the nodes suite's fleet (clusters x nodes, one
+ *     node per request across it) instead of 1000 nodes: each app registers it first
  *   BENCH_AB_ROUNDS=10, BENCH_AB_SECONDS=3
  *   BENCH_AB_VERBOSE=1  also print each round's rate and CPU per request, per server
  */
@@ -29,6 +31,7 @@ import { reportBody } from './fleet';
 import { median, percentile } from './lib';
 import type { RequestSpec } from './load';
 import { LADDER_STEPS, ladderPath } from './ladder';
+import { operatorTokens } from './nodes.bench';
 import { BENCH_SECRET, BenchServer, runLoad, startServer, withServerCpu } from './procs';
 
 type Contender = { name: string; server: BenchServer; request: RequestSpec };
@@ -58,9 +61,19 @@ const parseBuilds = (args: readonly string[]): Build[] => {
 
 type Route = 'cordon' | 'report' | 'ladder';
 
-/** One app from `build`, with a node registered and cordoned, and the route's requests. */
 /** Nodes registered in each app; the report route reports them one per request in turn. */
 const REPORT_NODES = 1000;
+
+/** BENCH_AB_FLEET=CLUSTERSxNODES: the report route on a fleet of that size instead. */
+const fleetOf = (text: string | undefined): [number, number] | null => {
+  if (text === undefined) return null;
+  const m = /^(\d+)x(\d+)$/.exec(text);
+  if (!m) throw new Error(`BENCH_AB_FLEET: expected CLUSTERSxNODES, got ${text}`);
+  return [Number(m[1]), Number(m[2])];
+};
+const fleet = fleetOf(process.env.BENCH_AB_FLEET);
+
+/** One app from `build`, with a node registered and cordoned, and the route's requests. */
 
 const startApp = async (
   { name, build, env }: Build,
@@ -90,6 +103,22 @@ const startApp = async (
     headers,
     body: sent,
   });
+  if (route === 'report' && fleet !== null) {
+    // The nodes suite's fleet, registered as that suite registers it, reported one node per
+    // request across all of it from each cluster's operator token.
+    const [clusters, perCluster] = fleet;
+    await server.call('register', { clusters, perCluster });
+    await server.call('settle');
+    const request: RequestSpec = {
+      kind: 'reports',
+      path: '/v1/inventory/reports',
+      clusters,
+      perCluster,
+      batch: 1,
+      auth: await operatorTokens(clusters),
+    };
+    return [{ name, server, request }];
+  }
   if (route === 'report') {
     // One node per request, over a thousand of them, as the nodes suite's fleet is reported
     // (a report waits for another of the same node: a hundred at once of one node would
