@@ -84,6 +84,20 @@ describe('cordon sync to Kubernetes', () => {
     expect(await overdue(nodeId)).toHaveLength(1);
   });
 
+  it('re-arms a lost uncordon deadline too, and none for a node Kubernetes already shows as desired', async () => {
+    const jobs = t.app.get<DelayedJobs>(DELAYED_JOBS);
+    const { nodeId } = await reportNode('sync-lost-02', false);
+    await cordon(nodeId);
+    await reportNode('sync-lost-02', true); // cordon observed: in sync
+    await cordon(nodeId, 'uncordon');
+    await eventually(async () => (await jobs.scheduledAt(CORDON_SYNC_QUEUE, nodeId)) !== null);
+    await jobs.cancel(CORDON_SYNC_QUEUE, nodeId);
+    const synced = await reportNode('sync-lost-03', false); // never cordoned: nothing to watch
+    await eventually(async () => (await overdue(nodeId)).length === 1, 8000);
+    expect(await jobs.scheduledAt(CORDON_SYNC_QUEUE, synced.nodeId)).toBeNull();
+    expect(await overdue(synced.nodeId)).toEqual([]);
+  });
+
   it("gives the operator its full time again after the heartbeat store's return (reports could not be recorded meanwhile)", async () => {
     const heartbeats = t.app.get<HeartbeatStore>(HEARTBEATS);
     const { nodeId } = await reportNode('sync-outage-01', false);

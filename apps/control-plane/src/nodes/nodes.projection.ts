@@ -1,6 +1,7 @@
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { Projection } from '../../../../libs/cqrs/src';
 import { assertNever } from '../../../../libs/kernel/src';
+import { PROVISIONER_LABEL } from '../provisioner/provisioner.port';
 import {
   Allocation,
   Capacity,
@@ -33,6 +34,12 @@ export type NodeDoc = {
   poolId: string | null;
   mode: NodeMode;
   labels: Record<string, string>;
+  /**
+   * The provisioner that made the node (its `fleet/provisioner` label), null for one an
+   * operator brought. Indexed: the simulated provisioner finds its nodes every few seconds
+   * without testing every node of the fleet (~70 ms of the event loop at 100,000 nodes).
+   */
+  provisioner: string | null;
   status: 'ready' | 'busy' | 'cordoned' | 'offline';
   online: boolean;
   offlineReason: OfflineReason | null;
@@ -53,6 +60,12 @@ export type NodeDoc = {
   unlisted?: NodeGpuView[];
   allocations: Record<string, Allocation>;
   cordon: { desired: boolean; observed: boolean | null; reason: string | null };
+  /**
+   * Kubernetes last said what is desired (`cordon.observed === cordon.desired`). Indexed: the
+   * cordon-sync reconciler reads the few nodes without it, instead of testing every node of
+   * the fleet every few seconds (~90 ms of the event loop at 100,000 nodes).
+   */
+  cordonSynced: boolean;
   drain: { drainId: string; status: 'running' | 'completed' } | null;
   registeredAt: string;
   /** Receive time of the last report that changed something (heartbeats live elsewhere). */
@@ -106,6 +119,10 @@ const withStatus = (doc: NodeDoc): NodeDoc => {
             held,
           )
         : doc.unlisted,
+    cordonSynced: doc.cordon.observed === doc.cordon.desired,
+    provisioner: Object.hasOwn(doc.labels, PROVISIONER_LABEL)
+      ? doc.labels[PROVISIONER_LABEL]
+      : null,
     status: !doc.online
       ? 'offline'
       : doc.cordon.desired
@@ -134,6 +151,7 @@ export const projectNode = (
       poolId: null,
       mode: d.mode,
       labels: { ...d.labels },
+      provisioner: null,
       status: 'ready',
       online: d.kubeletReady,
       offlineReason: d.kubeletReady ? null : 'kubelet_not_ready',
@@ -147,6 +165,7 @@ export const projectNode = (
       gpus: d.gpus.map((g) => ({ ...g, sessionId: null, owner: null })),
       allocations: {},
       cordon: { desired: false, observed: d.unschedulable, reason: null },
+      cordonSynced: false,
       drain: null,
       registeredAt: d.registeredAt,
       changedAt: d.registeredAt,
@@ -236,7 +255,10 @@ export const projectNode = (
 export const nodesProjection: Projection = {
   name: 'nodes',
   collections: [
-    { name: NODES, indexes: ['clusterId', 'status', 'gpuModel', 'online'] },
+    {
+      name: NODES,
+      indexes: ['clusterId', 'status', 'gpuModel', 'online', 'cordonSynced', 'provisioner'],
+    },
     { name: NODE_TOMBSTONES },
   ],
   async apply(stored: StoredEvent, writer) {

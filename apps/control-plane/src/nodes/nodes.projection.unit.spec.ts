@@ -36,6 +36,42 @@ const given = (...events: NodeEvent[]): NodeDoc[] => {
 };
 
 describe('the Nodes screen projection', () => {
+  it('keeps the provisioner that made a node, from its label, as its labels change', () => {
+    const labelled = (labels: Record<string, string>): NodeEvent => ({
+      type: 'NodeInventoryChanged',
+      data: { nodeId: 'n1', labels, observedAt: at, at },
+    });
+    const docs = given(
+      registered,
+      labelled({ 'fleet/provisioner': 'simulated', 'fleet/pool': 'p1' }),
+      labelled({ 'fleet/pool': 'p1' }),
+    );
+    expect(docs.map((d) => d.provisioner)).toEqual([null, 'simulated', null]);
+    const [made] = given({
+      ...registered,
+      data: { ...registered.data, labels: { 'fleet/provisioner': 'simulated' } },
+    });
+    expect(made.provisioner).toBe('simulated');
+  });
+
+  it('marks a node cordon-synced only while Kubernetes last said what is desired', () => {
+    const observed = (unschedulable: boolean): NodeEvent => ({
+      type: 'NodeUnschedulableObserved',
+      data: { nodeId: 'n1', unschedulable, observedAt: at, at },
+    });
+    const docs = given(
+      registered,
+      { type: 'NodeCordoned', data: { nodeId: 'n1', reason: null, at } },
+      observed(true),
+      { type: 'NodeUncordoned', data: { nodeId: 'n1', at } },
+      observed(false),
+    );
+    expect(docs.map((d) => d.cordonSynced)).toEqual([true, false, true, false, true]);
+    // A node whose operator never said: not synced, whatever is desired.
+    const [silent] = given({ ...registered, data: { ...registered.data, unschedulable: null } });
+    expect(silent.cordonSynced).toBe(false);
+  });
+
   it('shows a registered node ready with every card free', () => {
     const [doc] = given(registered);
     expect(doc).toMatchObject({ status: 'ready', gpuCount: 3, freeCards: 3, gpuModel: 'L40S' });

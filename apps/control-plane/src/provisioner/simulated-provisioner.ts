@@ -142,7 +142,7 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
     this.beating = true;
     try {
       const nodes = await findAll<NodeDoc & Doc>(this.readModels, NODES, {
-        [`labels.${PROVISIONER_LABEL}`]: SIMULATED,
+        provisioner: SIMULATED,
         offlineReason: { $ne: 'kubelet_not_ready' },
       });
       const byCluster = new Map<string, NodeReport[]>();

@@ -27,10 +27,7 @@ export type CordonSyncJob = {
 };
 
 /** Nodes whose desired cordon state differs from what Kubernetes last said (or never said). */
-const UNSYNCED: readonly Filter[] = [
-  { 'cordon.desired': true, 'cordon.observed': { $ne: true } },
-  { 'cordon.desired': false, 'cordon.observed': { $ne: false } },
-];
+const UNSYNCED: Filter = { cordonSynced: false };
 
 /**
  * The cordon-sync deadline saga. Each cordon or uncordon schedules one job (id = nodeId, so a
@@ -144,24 +141,22 @@ export class CordonSyncService implements OnModuleInit {
     let rearmed = 0;
     try {
       let live: ReadonlySet<string> | null = null;
-      for (const filter of UNSYNCED) {
-        for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, filter)) {
-          live ??= await this.jobs.liveJobIds(CORDON_SYNC_QUEUE);
-          for (const doc of page) {
-            if (live.has(doc.nodeId)) continue;
-            const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(doc.nodeId));
-            if (state.status !== 'online' && state.status !== 'offline') continue;
-            const { desired, since, overdue } = state.cordon;
-            if (since === null || overdue || state.observedUnschedulable === desired) continue;
-            await this.arm({
-              nodeId: doc.nodeId,
-              desired,
-              since,
-              correlationId: uuidFrom('cordon-sync-reconcile', doc.nodeId, since),
-              causationId: uuidFrom('cordon-sync-reconcile', doc.nodeId, since),
-            });
-            rearmed++;
-          }
+      for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, UNSYNCED)) {
+        live ??= await this.jobs.liveJobIds(CORDON_SYNC_QUEUE);
+        for (const doc of page) {
+          if (live.has(doc.nodeId)) continue;
+          const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(doc.nodeId));
+          if (state.status !== 'online' && state.status !== 'offline') continue;
+          const { desired, since, overdue } = state.cordon;
+          if (since === null || overdue || state.observedUnschedulable === desired) continue;
+          await this.arm({
+            nodeId: doc.nodeId,
+            desired,
+            since,
+            correlationId: uuidFrom('cordon-sync-reconcile', doc.nodeId, since),
+            causationId: uuidFrom('cordon-sync-reconcile', doc.nodeId, since),
+          });
+          rearmed++;
         }
       }
       if (rearmed > 0) this.logger.log(`re-armed ${rearmed} cordon-sync deadline(s) from state`);
