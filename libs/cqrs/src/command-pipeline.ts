@@ -54,11 +54,6 @@ export type PipelineObserver = (outcome: {
 
 export const SCHEMA_VERSION = 1;
 
-/**
- * The one generic command path: load (cached fold of `evolve`) → `decide` → append with
- * the revision read. A revision conflict reloads and decides again (bounded); nothing
- * else is retried, and nothing ever overwrites.
- */
 /** What folding a stream takes: an aggregate's name (its cache key), evolve and codec. */
 type Folding<E extends Message, S> = {
   readonly name: string;
@@ -69,6 +64,11 @@ type Folding<E extends Message, S> = {
 /** Events read per page when folding a stream. */
 const FOLD_PAGE = 1000;
 
+/**
+ * The one generic command path: load (cached fold of `evolve`) → `decide` → append with
+ * the revision read. A revision conflict reloads and decides again (bounded); nothing
+ * else is retried, and nothing ever overwrites.
+ */
 export class CommandPipeline {
   private readonly cache: AggregateCache;
   /** Commands on one stream, one at a time in this process. */
