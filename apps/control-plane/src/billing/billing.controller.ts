@@ -4,7 +4,7 @@ import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore } from '../../../../libs/eventstore/src/port';
 import { forbidden, notFound } from '../../../../libs/kernel/src';
 import { Filter, InvalidCursorError, ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { Caller, hasRole, READS_ALL } from '../platform/auth/caller';
+import { Caller, readsEveryOwner } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
@@ -23,9 +23,6 @@ import {
   ListBillingRecordsQuery,
 } from './billing.dto';
 import { BILLING_PROJECTION, BILLING_RECORDS, BillingRecordDoc } from './billing.projection';
-
-/** Admins and auditors see every owner's billing; anyone else only their own. */
-const seesAll = (caller: Caller): boolean => hasRole(caller, READS_ALL);
 
 // By name too: instanceof fails when the error class was loaded twice (jest module registries).
 const isInvalidCursor = (error: unknown): boolean =>
@@ -59,7 +56,7 @@ export class BillingController {
     @CurrentCaller() caller: Caller,
   ): Promise<BillingRecordPage> {
     const filter: Filter = {};
-    if (seesAll(caller)) {
+    if (readsEveryOwner(caller)) {
       if (query.owner !== undefined) filter.owner = query.owner;
     } else {
       if (query.owner !== undefined && query.owner !== caller.sub) {
@@ -128,7 +125,7 @@ export class BillingController {
       throw validationFailed([{ field: 'sessionId', problems: [BILLED_SESSION_ID_RULE] }]);
     }
     const log = await readSessionLog(this.events, sessionId);
-    if (log.owner === null || (!seesAll(caller) && log.owner !== caller.sub)) {
+    if (log.owner === null || (!readsEveryOwner(caller) && log.owner !== caller.sub)) {
       throw notFound('session', sessionId);
     }
     // Read-your-writes: records of events just appended may still be on their way.

@@ -8,7 +8,7 @@ import {
   ReadModelStore,
 } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
-import { Caller, hasRole, isPrivileged, READS_ALL } from '../platform/auth/caller';
+import { Caller, isPrivileged, readsEveryOwner } from '../platform/auth/caller';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { EventStore } from '../../../../libs/eventstore/src/port';
@@ -21,9 +21,6 @@ import { SESSIONS, SessionDoc } from './sessions.projection';
 import { sessionIdFor } from './step-ids';
 
 export const SESSIONS_PROJECTION = 'projection:sessions';
-
-/** Admins and auditors read every session; users their own. */
-const readsAll = (caller: Caller): boolean => hasRole(caller, READS_ALL);
 
 const requestOf = (demand: SessionDemand, poolId: string | null): Record<string, unknown> =>
   demand.kind === 'gpu'
@@ -172,7 +169,7 @@ export class SessionsService {
     caller: Caller,
   ): Promise<{ items: SessionView[]; nextCursor: string | null }> {
     const filter: Filter = {};
-    if (!readsAll(caller)) {
+    if (!readsEveryOwner(caller)) {
       if (query.owner !== undefined && query.owner !== caller.sub) {
         throw new DomainError('forbidden', 'users list only their own sessions', 'forbidden');
       }
@@ -208,9 +205,9 @@ export class SessionsService {
   ): Promise<Exclude<SessionState, { status: 'absent' }>> {
     const { state } = await this.pipeline.load(sessionAggregate, sessionStreamId(sessionId));
     if (state.status === 'absent') throw notFound('session', sessionId);
-    const all = access === 'read' ? readsAll(caller) : isPrivileged(caller);
+    const all = access === 'read' ? readsEveryOwner(caller) : isPrivileged(caller);
     if (all || state.owner === caller.sub) return state;
-    if (access === 'command' && readsAll(caller)) {
+    if (access === 'command' && readsEveryOwner(caller)) {
       throw new DomainError(
         'forbidden',
         `session ${sessionId} is another owner's: only its owner or an admin may change it`,

@@ -16,9 +16,12 @@ export const hasRole = (caller: Caller, roles: readonly Role[]): boolean => {
 export const ADMIN: readonly Role[] = ['admin'];
 const OPERATOR: readonly Role[] = ['operator'];
 /** Roles that read every owner's sessions and billing. */
-export const READS_ALL: readonly Role[] = ['admin', 'auditor'];
+const READS_ALL: readonly Role[] = ['admin', 'auditor'];
 
 export const isPrivileged = (caller: Caller): boolean => hasRole(caller, ADMIN);
+
+/** Admins and auditors read every owner's sessions and billing; anyone else only their own. */
+export const readsEveryOwner = (caller: Caller): boolean => hasRole(caller, READS_ALL);
 
 /** An operator reports only for the clusters named in its token; an admin for any. */
 export const mayReportFor = (caller: Caller, clusterId: string): boolean =>
