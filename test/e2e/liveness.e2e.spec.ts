@@ -1,8 +1,15 @@
 import net from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { LivenessService } from '../../apps/control-plane/src/nodes/liveness.service';
+import { clusterLivenessAggregate } from '../../apps/control-plane/src/clusters/cluster-liveness.decider';
+import { clusterStreamId } from '../../apps/control-plane/src/clusters/cluster-liveness.events';
+import {
+  LivenessService,
+  REPORTING_TRUST_MS,
+} from '../../apps/control-plane/src/nodes/liveness.service';
 import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
+import { CommandPipeline } from '../../libs/cqrs/src';
+import { systemContext, uuidV7 } from '../../libs/kernel/src';
 import type { ReadModelStore } from '../../libs/readmodels/src/port';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';
@@ -71,7 +78,11 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
   beforeAll(async () => {
     t = await startApp({ NODE_STALE_SEC: '2' });
     admin = await t.auth('root', ['admin']);
-    operator = await t.auth('op', ['operator'], ['c1', 'cm', 'cf', 'cr', 'cs', 'co', 'cj', 'cz']);
+    operator = await t.auth(
+      'op',
+      ['operator'],
+      ['c1', 'cm', 'cf', 'cr', 'cs', 'co', 'cj', 'cz', 'ct', 'cx'],
+    );
   });
   afterAll(async () => t.close());
 
@@ -257,6 +268,75 @@ describe('node liveness with NODE_STALE_SEC=2 (BullMQ on the real Redis)', () =>
         ids.some((id) => e.streamId === `node-${id}`),
       ),
     ).toHaveLength(0);
+  });
+
+  it('ends a stall on the first report of a held node, even one right after a healthy report', async () => {
+    const hosts = ['t-1', 't-2', 't-3', 't-4', 't-5'];
+    const registeredAt = Date.now();
+    await post(
+      report(
+        'ct',
+        hosts.map((h) => gpuNode(h)),
+      ),
+    );
+    const stalledHere = async () =>
+      (await events('ClusterReportsStalled')).some((e) => e.data.clusterId === 'ct');
+    const resumedHere = async () =>
+      (await events('ClusterReportsResumed')).some((e) => e.data.clusterId === 'ct');
+    // t-1..t-4 fall silent together. t-5 reports just before their timeouts fire (2 s), so the
+    // cluster was found reporting moments before the guard marks the stall.
+    await sleep(registeredAt + 1900 - Date.now());
+    await post(report('ct', [gpuNode('t-5')]));
+    const until = Date.now() + 8000;
+    while (!(await stalledHere())) {
+      expect(Date.now()).toBeLessThan(until);
+      await sleep(50);
+    }
+    // One report of the held nodes, nothing after it: it alone must end the stall.
+    await post(
+      report(
+        'ct',
+        hosts.slice(0, 4).map((h) => gpuNode(h)),
+      ),
+    );
+    await eventually(resumedHere, 3000);
+  });
+
+  it('ends a stall another replica marked within a second of reports, though this one found the cluster reporting', async () => {
+    const hosts = ['x-1', 'x-2', 'x-3', 'x-4', 'x-5'];
+    const res = await post(
+      report(
+        'cx',
+        hosts.map((h) => gpuNode(h)),
+      ),
+    );
+    const nodes: Array<{ nodeId: string; hostname: string }> = res.body.nodes;
+    // Found reporting just now...
+    await post(report('cx', [gpuNode('x-5')]));
+    // ...then a stall is marked behind this process's back, as another replica marks one.
+    await t.app.get(CommandPipeline).handle(
+      clusterLivenessAggregate,
+      clusterStreamId('cx'),
+      {
+        type: 'MarkClusterReportsStalled',
+        data: {
+          clusterId: 'cx',
+          staleNodes: nodes.slice(0, 3),
+          onlineNodes: 5,
+          lastSeenAt: new Date().toISOString(),
+          at: new Date().toISOString(),
+        },
+      },
+      systemContext(uuidV7()),
+    );
+    const resumed = async () =>
+      (await events('ClusterReportsResumed')).find((e) => e.data.clusterId === 'cx');
+    const markedAt = Date.now();
+    while (!(await resumed())) {
+      expect(Date.now() - markedAt).toBeLessThan(REPORTING_TRUST_MS + 1500);
+      await post(report('cx', [gpuNode('x-1')]));
+      await sleep(200);
+    }
   });
 
   it('while a stall holds, takes a node of that cluster that falls silent later offline on its own', async () => {

@@ -167,7 +167,11 @@ export class InventoryService {
     } finally {
       this.reporting.release(nodeIds);
     }
-    await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
+    // A stall of these nodes ends when they report: the cluster's liveness stream is read
+    // unless it was found reporting just now (one read a second, not one a report).
+    if (this.liveness.mayBeStalled(clusterId)) {
+      await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
+    }
     return results;
   }
 

@@ -43,6 +43,14 @@ const FIRE_CONCURRENCY = 100;
 const FIRE_FETCHERS = 4;
 /** Missing timeouts the reconciler re-creates at once. */
 const RECONCILE_SLICE = 500;
+/**
+ * How long a cluster found not stalled is taken as still not stalled by the reports that
+ * follow, which then skip its liveness stream (read by every report of a fleet before). A stall
+ * this process marks ends that at once; one another replica marks is seen within this time.
+ */
+export const REPORTING_TRUST_MS = 1000;
+/** Clusters remembered as reporting, at most (an admin may report for any cluster id). */
+const REPORTING_CAPACITY = 10_000;
 
 type Firing = {
   readonly nodeId: string;
@@ -68,6 +76,10 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   /** When a node was first found without a heartbeat (store restarted or flushed): its grace starts then. */
   private readonly missingSince = new Map<string, number>();
   private readonly clusterVerdicts = new Map<string, { at: number; holds: Holds }>();
+  /** Clusters found not stalled, and when (`performance.now()`): see REPORTING_TRUST_MS. */
+  private readonly reportingSince = new Map<string, number>();
+  /** Stalls this process has marked: a cluster read as reporting before one is not remembered. */
+  private stallsMarked = 0;
   private reconcileTimer: NodeJS.Timeout | null = null;
   private reconciling = false;
   /** The reactor's queue operations in flight, the last one per node: one node's stay in order. */
@@ -416,6 +428,8 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
         },
         systemContext(commandId, { now: new Date(now) }),
       );
+      this.stallsMarked++;
+      this.reportingSince.delete(clusterId);
       this.logger.warn(
         `cluster ${clusterId}: ${stale.length} of ${judged.length} online nodes stopped reporting together; holding them`,
       );
@@ -425,10 +439,26 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     return holds;
   }
 
-  /** Reports arrived from a cluster: a stall of those nodes, if any, is over (cheap when there is none). */
+  /**
+   * Whether a report from `clusterId` may end a stall: false while the cluster was found not
+   * stalled within the last REPORTING_TRUST_MS, and this process has marked no stall of it since.
+   */
+  mayBeStalled(clusterId: string): boolean {
+    const since = this.reportingSince.get(clusterId);
+    return since === undefined || performance.now() - since >= REPORTING_TRUST_MS;
+  }
+
+  /** Reports arrived from a cluster: a stall of those nodes, if any, is over. */
   async reportsArrived(clusterId: string, nodeIds: string[], ctx: CommandContext): Promise<void> {
+    const marked = this.stallsMarked;
     const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
-    if (cluster.state.status !== 'stalled') return;
+    if (cluster.state.status !== 'stalled') {
+      // Read before a stall this process marked meanwhile: not evidence that it is reporting.
+      if (marked !== this.stallsMarked) return;
+      if (this.reportingSince.size >= REPORTING_CAPACITY) this.reportingSince.clear();
+      this.reportingSince.set(clusterId, performance.now());
+      return;
+    }
     this.clusterVerdicts.delete(clusterId);
     await this.pipeline.handle(
       clusterLivenessAggregate,
