@@ -193,7 +193,7 @@ export class CommandPipeline {
     return out;
   }
 
-  private async streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
+  private streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
     if (this.store.streamRevisions) return this.store.streamRevisions(streamIds);
     return Promise.all(streamIds.map((id) => this.store.streamRevision(id)));
   }

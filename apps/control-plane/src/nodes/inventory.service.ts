@@ -36,6 +36,12 @@ const mayClaimCards = (
   return false;
 };
 
+/** Whether every node of the report was decided as a no-op (`decideNoops`). */
+const allDecided = <T>(noops: ReadonlyArray<T | undefined>): noops is readonly T[] => {
+  for (let i = 0; i < noops.length; i++) if (noops[i] === undefined) return false;
+  return true;
+};
+
 /** Up to this many new cards, their holders are looked up by uuid; past it, the cluster is read. */
 const MAX_CARDS_BY_UUID = 256;
 
@@ -142,7 +148,10 @@ export class InventoryService {
         }
         await Promise.all(handled);
       };
-      if (mayClaimCards(reports, noops)) {
+      if (allDecided(noops)) {
+        // Nothing to append (the common report): settled here, no pipeline and no card check.
+        for (let i = 0; i < reports.length; i++) settle(i, noops[i]);
+      } else if (mayClaimCards(reports, noops)) {
         // The card check reads the Nodes read model: the next claiming report of this cluster
         // waits until this one's cards show there, so two concurrent reports cannot both take
         // one uuid for two nodes (in this process; the check stays a read for other replicas).
