@@ -66,13 +66,23 @@ export type AdmittedRequest = RequestWithCaller & {
  * usually admitted already, before its body was read (admission.ts), for the same roles.
  * Attaches the caller to the request.
  */
+/**
+ * The caller the route's admission hook attached, for this route's roles (so not checked
+ * twice), or undefined when none was: then `admit`. Throws what the Idempotency-Key's hook
+ * refused, as `admit` does. Synchronous: the common request waits no turn for it.
+ */
+export const admitted = (request: AdmittedRequest): Caller | undefined => {
+  const caller = request.caller;
+  if (caller !== undefined && request.idempotencyRefusal) throw request.idempotencyRefusal;
+  return caller;
+};
+
 export const admit = async (
   tokens: TokenService,
   request: AdmittedRequest,
   required: readonly Role[] | undefined,
 ): Promise<Caller> => {
-  // Attached by the route's admission hook, for this route's roles: not checked twice.
-  const caller = request.caller ?? authorise(await authenticate(tokens, request), required);
+  const caller = admitted(request) ?? authorise(await authenticate(tokens, request), required);
   request.caller = caller;
   if (request.idempotencyRefusal) throw request.idempotencyRefusal;
   return caller;

@@ -16,7 +16,13 @@ import {
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { CommandContext } from '../../../../../libs/kernel/src';
-import { AdmittedRequest, admit, readsQuery, refuseUnreadQuery } from '../auth/auth.guard';
+import {
+  AdmittedRequest,
+  admit,
+  admitted,
+  readsQuery,
+  refuseUnreadQuery,
+} from '../auth/auth.guard';
 import { Caller, Role } from '../auth/caller';
 import { joinPath, routeAdmissions } from '../auth/admission';
 import { TokenService } from '../auth/token-service';
@@ -49,13 +55,16 @@ type ArgsOf<F> = F extends (...args: infer A) => unknown ? A : never;
 export type LeanRoute = {
   readonly controller: Type<object>;
   readonly handler: string;
-  readonly args: (input: LeanInput) => Promise<readonly unknown[]>;
+  readonly args: (input: LeanInput) => Made<readonly unknown[]>;
 };
+
+/** Made at once, or later: a route whose arguments need no waiting costs no turn of the loop. */
+type Made<T> = T | Promise<T>;
 
 export const leanRoute = <C extends object, K extends keyof C & string>(
   controller: Type<C>,
   handler: K,
-  args: (input: LeanInput) => Promise<Readonly<ArgsOf<C[K]>>>,
+  args: (input: LeanInput) => Made<Readonly<ArgsOf<C[K]>>>,
 ): LeanRoute => ({ controller, handler, args });
 
 /** Decorators whose per-request work the lean path does not do: a route using one is refused. */
@@ -75,7 +84,7 @@ type Compiled = {
   readonly key: string;
   readonly roles: readonly Role[] | undefined;
   readonly status: number;
-  readonly readsQuery: boolean;
+  readonly readsQuery: () => boolean;
   readonly call: (args: readonly unknown[]) => unknown;
   readonly args: LeanRoute['args'];
   matched: number;
@@ -111,7 +120,7 @@ const compile = (app: NestFastifyApplication, route: LeanRoute): Compiled => {
     status:
       (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ??
       (method === RequestMethod.POST ? 201 : 200),
-    readsQuery: readsQuery(route.controller, route.handler),
+    readsQuery: readsQuery(route.controller, route.handler) ? () => true : () => false,
     call: (args) => (instance[route.handler] as (...a: unknown[]) => unknown)(...args),
     args: route.args,
     matched: 0,
@@ -158,10 +167,10 @@ export const installLeanRoutes = (
       }
       try {
         const req = request as unknown as AdmittedRequest & PlatformRequest;
-        const caller = await admit(tokens, req, c.roles);
-        refuseUnreadQuery(request.query, () => c.readsQuery);
+        const caller = admitted(req) ?? (await admit(tokens, req, c.roles));
+        refuseUnreadQuery(request.query, c.readsQuery);
         const ctx = commandContextOf(req);
-        const args = await c.args({
+        const made = c.args({
           params,
           body: request.body,
           caller,
@@ -173,6 +182,7 @@ export const installLeanRoutes = (
               data: undefined,
             })) as T,
         });
+        const args = Array.isArray(made) ? (made as readonly unknown[]) : await made;
         const result = await c.call(args);
         return reply.code(c.status).send(c.status === 204 ? undefined : result);
       } catch (error) {
