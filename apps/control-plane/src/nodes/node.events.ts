@@ -25,6 +25,8 @@ export type Allocation = {
   readonly gpus: readonly string[];
   readonly cpu: number;
   readonly memoryGiB: number;
+  /** In a node's state: when its NodeCapacityAllocated recorded it (the event's `at`). */
+  readonly allocatedAt?: string;
 };
 
 /** Facts the operator reports; an event is appended only when one of them changes. */
@@ -363,10 +365,13 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
       return withFacts(state, { ...facts(state), poolId: event.data.poolId });
     case 'NodeCapacityAllocated': {
       const f = facts(state);
-      const { nodeId: _n, at: _a, ...allocation } = event.data;
+      const { nodeId: _n, at, ...allocation } = event.data;
       return withFacts(state, {
         ...f,
-        allocations: { ...f.allocations, [allocation.sessionId]: allocation },
+        allocations: {
+          ...f.allocations,
+          [allocation.sessionId]: { ...allocation, allocatedAt: at },
+        },
       });
     }
     case 'NodeCapacityReleased': {

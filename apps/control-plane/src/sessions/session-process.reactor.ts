@@ -3,15 +3,41 @@ import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { CommandContext, systemContext } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { Allocation, nodeCodec, nodeStreamId } from '../nodes/node.events';
 import { PlacementService } from './placement.service';
-import { sessionAggregate } from './session.decider';
+import { SessionCommand, sessionAggregate } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
 
 /** The context of a command a reactor issues: caused by the event, correlated with its command. */
 export const reactionContext = (event: StoredEvent, step: string): CommandContext =>
   systemContext(stepCommandId(event.eventId, step), { cause: event });
+
+/**
+ * What a node's offline asks of a session it held cards for: end it, if it still runs on the
+ * node in the segment that held them. A segment that began after both the offline and those
+ * cards' allocation is a new placement (paused meanwhile and resumed here once the node was
+ * back), left alone. Both times count: the offline's is the report's receive time, so a
+ * placement on the node may carry a later one though it came first in the node's stream.
+ */
+export const offlineTermination = (
+  nodeId: string,
+  lastSeenAt: string,
+  at: string,
+  allocation: Allocation,
+): Extract<SessionCommand, { type: 'TerminateSession' }> => ({
+  type: 'TerminateSession',
+  data: {
+    reason: 'node_offline',
+    endedAt: lastSeenAt,
+    at,
+    onlyOnNode: nodeId,
+    runningSince:
+      allocation.allocatedAt !== undefined && Date.parse(allocation.allocatedAt) > Date.parse(at)
+        ? allocation.allocatedAt
+        : at,
+  },
+});
 
 /**
  * Makes the two streams of a placement agree, whatever crashed in between:
@@ -70,24 +96,16 @@ export class SessionProcessReactor {
       const node = (await this.pipeline.loadAt(nodeAggregate, stored.streamId, stored.revision))
         .state;
       if (node.status !== 'online' && node.status !== 'offline') return;
-      for (const sessionId of Object.keys(node.allocations)) {
+      for (const [sessionId, allocation] of Object.entries(node.allocations)) {
         const ctx = reactionContext(stored, `offline-${sessionId}`);
-        await this.pipeline.handle(
+        const { state } = await this.pipeline.handle(
           sessionAggregate,
           sessionStreamId(sessionId),
-          {
-            type: 'TerminateSession',
-            data: {
-              reason: 'node_offline',
-              endedAt: lastSeenAt,
-              at: event.data.at,
-              onlyOnNode: nodeId,
-              // Paused meanwhile and resumed here once the node was back: a new placement.
-              runningSince: event.data.at,
-            },
-          },
+          offlineTermination(nodeId, lastSeenAt, event.data.at, allocation),
           ctx,
         );
+        // Still running there: placed again once the node was back, on cards of its own now.
+        if (state.status === 'running' && state.placement.nodeId === nodeId) continue;
         await this.placement.release(nodeId, sessionId, ctx);
       }
     }
