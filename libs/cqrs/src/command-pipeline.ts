@@ -162,7 +162,10 @@ export class CommandPipeline {
     commands: readonly C[],
   ): Promise<Array<CommandResult<E, S> | undefined>> {
     const started = performance.now();
-    const heads = await this.streamRevisions(streamIds);
+    const store = this.store;
+    const heads = store.streamRevisionsNow
+      ? store.streamRevisionsNow(streamIds)
+      : await this.streamRevisions(streamIds);
     const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
     // No-ops by command type: one outcome per type for the whole pass.
     let noops: Map<string, number> | undefined;

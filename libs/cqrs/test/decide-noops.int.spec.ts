@@ -32,10 +32,19 @@ const ctx = (): CommandContext => {
 describe.each([
   ['with the store batching revisions', (s: SqliteEventStore): EventStore => s],
   [
-    'with a store without streamRevisions',
-    // The same store seen through an object that lacks the optional method.
+    'with a store answering revisions only through a promise',
+    // The same store seen through an object that lacks the optional synchronous method.
     (s: SqliteEventStore): EventStore =>
-      Object.assign(Object.create(s) as EventStore, { streamRevisions: undefined }),
+      Object.assign(Object.create(s) as EventStore, { streamRevisionsNow: undefined }),
+  ],
+  [
+    'with a store without streamRevisions',
+    // The same store seen through an object that lacks both optional methods.
+    (s: SqliteEventStore): EventStore =>
+      Object.assign(Object.create(s) as EventStore, {
+        streamRevisions: undefined,
+        streamRevisionsNow: undefined,
+      }),
   ],
 ])('decideNoops %s', (_what, wrap) => {
   let sqlite: SqliteEventStore;

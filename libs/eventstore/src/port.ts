@@ -95,6 +95,11 @@ export interface EventStore {
    * fall back to one `streamRevision` per stream where a store does not offer it.
    */
   streamRevisions?(streamIds: readonly string[]): Promise<Array<number | null>>;
+  /**
+   * Optional: the same answer as `streamRevisions`, at once, from a store that reads its heads
+   * without I/O (the embedded SQLite store): a caller deciding many no-ops waits no turn.
+   */
+  streamRevisionsNow?(streamIds: readonly string[]): Array<number | null>;
   /** Events in global commit order. */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
   /** The position of the newest event, 0 when the log is empty. */

@@ -372,8 +372,16 @@ export class SqliteEventStore implements EventStore {
     return revision;
   }
 
-  /** Known heads from memory; the rest in one statement (a report of 100 nodes checks 100). */
   async streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
+    return this.headsOf(streamIds);
+  }
+
+  streamRevisionsNow(streamIds: readonly string[]): Array<number | null> {
+    return this.headsOf(streamIds);
+  }
+
+  /** Known heads from memory; the rest in one statement (a report of 100 nodes checks 100). */
+  private headsOf(streamIds: readonly string[]): Array<number | null> {
     if (streamIds.length === 0) return [];
     const known = this.knownHeads();
     const out: Array<number | null> = new Array(streamIds.length);

@@ -22,6 +22,7 @@ describe('SqliteEventStore.streamRevisions', () => {
     const singles = await Promise.all(asked.map((s) => store.streamRevision(s)));
     expect(singles).toEqual([0, null, 2, 0, null]);
     expect(await store.streamRevisions(asked)).toEqual(singles);
+    expect(store.streamRevisionsNow(asked)).toEqual(singles);
     expect(await store.streamRevisions([])).toEqual([]);
   });
 });

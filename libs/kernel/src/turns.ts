@@ -1,5 +1,3 @@
-const noop = (): void => undefined;
-
 /**
  * Work queued per key, one task at a time for each key, in the order given; keys do not wait
  * for each other. A task that fails does not stop the next. A key with nothing queued runs its
@@ -16,11 +14,13 @@ export class Turns {
   run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key);
     const run = previous === undefined ? task() : previous.then(task);
-    const tail = run.then(noop, noop);
-    this.tails.set(key, tail);
-    void tail.then(() => {
+    // Forgotten as `run` settles, before whoever awaits it goes on (its reaction comes first):
+    // a caller that finds the key idle right after its task is done does not see it busy.
+    const forget = (): void => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
+    };
+    const tail: Promise<void> = run.then(forget, forget);
+    this.tails.set(key, tail);
     return run;
   }
 }

@@ -50,4 +50,22 @@ describe('Turns', () => {
     await flush();
     expect(turns.busy('k')).toBe(false);
   });
+
+  it('shows the key idle to the caller of its last task as soon as it goes on, failed or not', async () => {
+    const turns = new Turns();
+    await turns.run('k', async () => undefined);
+    expect(turns.busy('k')).toBe(false);
+    await expect(turns.run('k', () => Promise.reject(new Error('refused')))).rejects.toThrow();
+    expect(turns.busy('k')).toBe(false);
+  });
+
+  it('keeps the key busy for a task still waiting behind the one that settled', async () => {
+    const turns = new Turns();
+    const first = turns.run('k', async () => undefined);
+    const second = turns.run('k', async () => undefined);
+    await first;
+    expect(turns.busy('k')).toBe(true);
+    await second;
+    expect(turns.busy('k')).toBe(false);
+  });
 });
