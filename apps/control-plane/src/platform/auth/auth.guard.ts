@@ -60,13 +60,6 @@ export type AdmittedRequest = RequestWithCaller & {
 };
 
 /**
- * An authenticated route's admission, shared by the guard and the lean routes: a valid bearer
- * token (401), one of `required` (403), then what the idempotency hooks found wrong with the
- * key (400, 503), only now so that 401 and 403 keep precedence over it. The caller is
- * usually admitted already, before its body was read (admission.ts), for the same roles.
- * Attaches the caller to the request.
- */
-/**
  * The caller the route's admission hook attached, for this route's roles (so not checked
  * twice), or undefined when none was: then `admit`. Throws what the Idempotency-Key's hook
  * refused, as `admit` does. Synchronous: the common request waits no turn for it.
@@ -77,6 +70,13 @@ export const admitted = (request: AdmittedRequest): Caller | undefined => {
   return caller;
 };
 
+/**
+ * An authenticated route's admission, shared by the guard and the lean routes: a valid bearer
+ * token (401), one of `required` (403), then what the idempotency hooks found wrong with the
+ * key (400, 503), only now so that 401 and 403 keep precedence over it. The caller is
+ * usually admitted already, before its body was read (admission.ts), for the same roles.
+ * Attaches the caller to the request.
+ */
 export const admit = async (
   tokens: TokenService,
   request: AdmittedRequest,
