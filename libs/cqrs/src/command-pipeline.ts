@@ -162,10 +162,36 @@ export class CommandPipeline {
     commands: readonly C[],
   ): Promise<Array<CommandResult<E, S> | undefined>> {
     const started = performance.now();
-    const store = this.store;
-    const heads = store.streamRevisionsNow
-      ? store.streamRevisionsNow(streamIds)
+    const heads = this.store.streamRevisionsNow
+      ? this.store.streamRevisionsNow(streamIds)
       : await this.streamRevisions(streamIds);
+    return this.noopsAt(aggregate, streamIds, commands, heads, started);
+  }
+
+  /**
+   * `decideNoops` at once, without a promise, from a store that reads its heads in process
+   * (`EventStore.streamRevisionsNow`); null from any other store (the caller awaits
+   * `decideNoops`). A report that changes nothing waits no turn of the event loop here.
+   */
+  decideNoopsNow<C extends Message, E extends Message, S>(
+    aggregate: Aggregate<C, E, S>,
+    streamIds: readonly string[],
+    commands: readonly C[],
+  ): Array<CommandResult<E, S> | undefined> | null {
+    if (!this.store.streamRevisionsNow) return null;
+    const started = performance.now();
+    const heads = this.store.streamRevisionsNow(streamIds);
+    return this.noopsAt(aggregate, streamIds, commands, heads, started);
+  }
+
+  /** The no-op pass of `decideNoops` against the streams' current heads. */
+  private noopsAt<C extends Message, E extends Message, S>(
+    aggregate: Aggregate<C, E, S>,
+    streamIds: readonly string[],
+    commands: readonly C[],
+    heads: ReadonlyArray<number | null>,
+    started: number,
+  ): Array<CommandResult<E, S> | undefined> {
     const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
     // No-ops by command type: one outcome per type for the whole pass.
     let noops: Map<string, number> | undefined;

@@ -30,12 +30,13 @@ const ctx = (): CommandContext => {
 };
 
 describe.each([
-  ['with the store batching revisions', (s: SqliteEventStore): EventStore => s],
+  ['with the store batching revisions', (s: SqliteEventStore): EventStore => s, true],
   [
     'with a store answering revisions only through a promise',
     // The same store seen through an object that lacks the optional synchronous method.
     (s: SqliteEventStore): EventStore =>
       Object.assign(Object.create(s) as EventStore, { streamRevisionsNow: undefined }),
+    false,
   ],
   [
     'with a store without streamRevisions',
@@ -45,8 +46,9 @@ describe.each([
         streamRevisions: undefined,
         streamRevisionsNow: undefined,
       }),
+    false,
   ],
-])('decideNoops %s', (_what, wrap) => {
+])('decideNoops %s', (_what, wrap, inProcess) => {
   let sqlite: SqliteEventStore;
   let pipeline: CommandPipeline;
   let outcomes: Array<Parameters<PipelineObserver>[0]>;
@@ -105,5 +107,30 @@ describe.each([
       { command: 'Add', result: 'noop', count: 2 },
       { command: 'Reset', result: 'noop', count: 1 },
     ]);
+  });
+
+  it('decideNoopsNow answers decideNoops without a promise, or null from a store that needs one', async () => {
+    await pipeline.handle(aggregate, 'n-1', add(1), ctx());
+    await pipeline.handle(aggregate, 'n-2', add(2), ctx());
+    const ids = ['n-1', 'n-2', 'n-none'];
+    const commands = [add(0), add(4), add(0)];
+    const expected = await pipeline.decideNoops(aggregate, ids, commands);
+    outcomes = [];
+
+    const now = pipeline.decideNoopsNow(aggregate, ids, commands);
+
+    if (!inProcess) {
+      expect(now).toBeNull();
+      expect(outcomes).toEqual([]);
+      return;
+    }
+    expect(now).toEqual(expected);
+    expect(Array.from(now ?? [], (r) => r !== undefined)).toEqual([true, false, false]);
+    expect(outcomes.map(({ command, result, count }) => ({ command, result, count }))).toEqual([
+      { command: 'Add', result: 'noop', count: 1 },
+    ]);
+    // A stream another writer appended to is no longer a no-op here: the head is read again.
+    await new CommandPipeline(sqlite).handle(aggregate, 'n-1', add(1), ctx());
+    expect(pipeline.decideNoopsNow(aggregate, ['n-1'], [add(0)])).toEqual([undefined]);
   });
 });

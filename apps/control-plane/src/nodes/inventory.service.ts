@@ -88,7 +88,9 @@ export class InventoryService {
     if (!this.reporting.tryTake(nodeIds)) await this.reporting.take(nodeIds);
     const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
     try {
-      const beats = await this.heartbeats.get(nodeIds);
+      // From a store in this process (the embedded one) and the cached states, a report that
+      // changes nothing is decided without awaiting a promise: each costs a turn of the loop.
+      const beats = this.heartbeats.getNow?.(nodeIds) ?? (await this.heartbeats.get(nodeIds));
       const newest = beats.map((b) => toIso(b?.observedAt ?? null));
       const commands: NodeCommand[] = reports.map((report, i) => ({
         type: 'ReportNode',
@@ -97,7 +99,9 @@ export class InventoryService {
       const streamIds = refs.map((ref) => ref.streamId);
       // The common report changes nothing: decided in one pass on the cached states, without a
       // queued command per node. Whatever would append (or is not cached) takes the pipeline.
-      const noops = await this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
+      const noops =
+        this.pipeline.decideNoopsNow(nodeAggregate, streamIds, commands) ??
+        (await this.pipeline.decideNoops(nodeAggregate, streamIds, commands));
       const fresh: Beat[] = [];
       const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
         const report = reports[i];
@@ -163,7 +167,8 @@ export class InventoryService {
         await apply();
       }
       try {
-        await this.heartbeats.touch(fresh);
+        if (this.heartbeats.touchNow) this.heartbeats.touchNow(fresh);
+        else await this.heartbeats.touch(fresh);
       } catch (error) {
         // Redis went away after the report's changes were appended: they are done, and a 503
         // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded

@@ -92,6 +92,26 @@ const contract = (name: string, make: () => { store: HeartbeatStore; cleanup(): 
       });
     });
 
+    it('answers in process (getNow, touchNow) as get and touch do, where it has them', async () => {
+      const { getNow, touchNow } = store;
+      // Both or neither: a report takes the in-process path only for the pair.
+      expect(getNow === undefined).toBe(touchNow === undefined);
+      if (!getNow || !touchNow) return;
+      touchNow.call(store, [{ nodeId: 'a', seenAt: 3000, observedAt: 2900 }]);
+      await store.touch([
+        { nodeId: 'a', seenAt: 2000, observedAt: 1900 },
+        { nodeId: 'b', seenAt: 1000, observedAt: null },
+      ]);
+      touchNow.call(store, [{ nodeId: 'b', seenAt: 4000, observedAt: 3900 }]);
+      const expected = [
+        { seenAt: 3000, observedAt: 2900 },
+        { seenAt: 4000, observedAt: 3900 },
+        null,
+      ];
+      expect(getNow.call(store, ['a', 'b', 'x'])).toEqual(expected);
+      expect(await store.get(['a', 'b', 'x'])).toEqual(expected);
+    });
+
     it('forgets a removed node', async () => {
       await store.touch([{ nodeId: 'a', seenAt: 1, observedAt: null }]);
       await store.remove('a');
@@ -160,6 +180,16 @@ describe('heartbeat store: memory, written down under DATA_DIR', () => {
     // Not closed: as after a SIGKILL, only what the periods wrote is there.
     const after = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
     expect(await after.get(['a'])).toEqual([{ seenAt: 1_000, observedAt: null }]);
+    await after.close();
+    await store.close();
+  });
+
+  it('writes down what was touched in process (touchNow) as what was touched', async () => {
+    const store = new MemoryHeartbeatStore({ file, everyMs: 50 });
+    store.touchNow([{ nodeId: 'a', seenAt: 2_000, observedAt: 1_900 }]);
+    await new Promise((r) => setTimeout(r, 200));
+    const after = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    expect(after.getNow(['a'])).toEqual([{ seenAt: 2_000, observedAt: 1_900 }]);
     await after.close();
     await store.close();
   });
