@@ -119,10 +119,12 @@ const inventoryFigures = async (): Promise<Figure[]> => {
     const bareBatchNodes = rps(runs.bareBatch) * BATCH;
     const single = rps(runs.appSingle);
     const bareSingle = rps(runs.bareSingle);
-    // Each round's app run beside the bare run just before it: the box's speed drifts between
-    // rounds (bare read 12,000 to 23,000 req/s within an hour), less within one.
+    // Judged on each round's app run beside the bare run just before it: the box's speed drifts
+    // between rounds (bare read 12,000 to 23,000 req/s within an hour), and the ratio of the two
+    // medians, taken from different rounds, read 0.56 where the rounds read 0.45 to 0.56.
     const perRound = runs.appSingle.map((r, i) => r.rps / runs.bareSingle[i].rps);
-    const paired = `per round ${perRound.map((x) => x.toFixed(2)).join(', ')}, median ${median(perRound).toFixed(2)}`;
+    const pairedRatio = median(perRound);
+    const paired = `per round ${perRound.map((x) => x.toFixed(2)).join(', ')}: median ${pairedRatio.toFixed(2)}`;
     const mib = (b: number) => Math.round(b / 2 ** 20);
     return [
       {
@@ -158,8 +160,8 @@ const inventoryFigures = async (): Promise<Figure[]> => {
         value: single,
         unit: 'req/s',
         ceiling: { name: 'bare Fastify parsing the same 1-node bodies', value: bareSingle },
-        target: `>= 50 % of ceiling (${paired})${failures(runs.appSingle)}`,
-        met: single / bareSingle >= 0.5 && failures(runs.appSingle) === '',
+        target: `>= 50 % of ceiling, the median of the rounds' ratios (${paired})${failures(runs.appSingle)}`,
+        met: pairedRatio >= 0.5 && failures(runs.appSingle) === '',
       },
       {
         name: 'nodes.report_single_node_cpu',
