@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { SqliteEventStore } from '../../../../libs/eventstore/src/sqlite-event-store';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { CommandContext, SYSTEM_ACTOR } from '../../../../libs/kernel/src';
+import { CommandContext, systemContext } from '../../../../libs/kernel/src';
 import { nodeAggregate, nodeRefOf } from '../nodes/node.aggregate';
 import { NodeCommand, NodeReport } from '../nodes/node.decider';
 import { PlacementService } from './placement.service';
@@ -15,16 +15,8 @@ const PLACED = '2026-12-05T19:10:00.000Z';
 const OFFLINE = '2026-12-05T19:20:00.000Z';
 const BACK = '2026-12-05T19:30:00.000Z';
 
-const ctx = (at: string): CommandContext => {
-  const commandId = randomUUID();
-  return {
-    commandId,
-    correlationId: commandId,
-    causationId: commandId,
-    actor: SYSTEM_ACTOR,
-    now: new Date(at),
-  };
-};
+/** A system command's context at `at` (these streams' times are the test's, not the clock's). */
+const ctx = (at: string): CommandContext => systemContext(randomUUID(), { now: new Date(at) });
 
 const { nodeId, streamId: nodeStream } = nodeRefOf('c1', 'gpu-reactor-01');
 const nodeReport = (kubeletReady: boolean, at: string): NodeCommand => {
