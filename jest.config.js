@@ -19,6 +19,9 @@ const base = {
 module.exports = {
   // A global option: jest ignores testTimeout inside `projects`.
   testTimeout: 120000,
+  // What the apps of a run make (data directories, Redis prefixes) is removed when it ends.
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['**/*.unit.spec.ts'] },
     { ...base, displayName: 'int', testMatch: ['**/*.int.spec.ts'] },

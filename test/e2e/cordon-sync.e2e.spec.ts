@@ -10,6 +10,7 @@ import { DELAYED_JOBS } from '../../apps/control-plane/src/platform/runtime/toke
 import { DirectiveCursors } from '../../apps/control-plane/src/nodes/cordon-sync/directive-cursor';
 import { startApp, TEST_SECRET, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';
+import { recordMade } from '../support/test-run';
 
 type Directive = { nodeId: string; hostname: string; desired: { unschedulable: boolean } };
 type DirectivePage = { items: Directive[]; cursor: string };
@@ -320,6 +321,7 @@ describe('long-polls on shutdown', () => {
 describe('cordon-sync deadlines across a restart', () => {
   it('re-arms a pending deadline from state when the job queue lost it', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-e2e-'));
+    recordMade('dir', dataDir); // removed when the run ends
     // A long deadline, so it is still pending when the first process stops.
     const first = await startApp({ CORDON_SYNC_SEC: '300' }, { dataDir });
     const operator = await first.auth('op-c1', ['operator'], ['c1']);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report } from '../support/reports';
+import { recordMade } from '../support/test-run';
 
 type AuditEvent = {
   eventId: string;
@@ -146,6 +147,7 @@ describe('sessions placed from the queue, as the audit log shows them', () => {
 
   it('after a restart (read models rebuilt from the log) a queued session is still placed in its request’s chain', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-e2e-'));
+    recordMade('dir', dataDir); // removed when the run ends
     let app = await startApp({ NODE_STALE_SEC: '300' }, { dataDir });
     await request(app.url)
       .post('/v1/inventory/reports')

@@ -7,6 +7,7 @@ import { createApp } from '../../apps/control-plane/src/app.factory';
 import { Config, loadConfig } from '../../apps/control-plane/src/config/config';
 import { Role } from '../../apps/control-plane/src/platform/auth/caller';
 import { TokenService } from '../../apps/control-plane/src/platform/auth/token-service';
+import { recordMade } from './test-run';
 
 export const TEST_SECRET = 'test-secret-for-e2e-only-0123456789abcdef';
 
@@ -41,6 +42,8 @@ export const startApp = async (
           REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
           REDIS_PREFIX: `fleet-e2e-${randomUUID().slice(0, 8)}`,
         };
+  if (!options.dataDir) recordMade('dir', dataDir);
+  if (redis.REDIS_PREFIX) recordMade('redis', redis.REDIS_PREFIX);
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',

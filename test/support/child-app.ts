@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Role } from '../../apps/control-plane/src/platform/auth/caller';
 import { TokenService } from '../../apps/control-plane/src/platform/auth/token-service';
 import { TEST_SECRET } from './app';
+import { recordMade } from './test-run';
 
 /**
  * The compiled control plane as a child process, for tests that must kill it for real
@@ -142,6 +143,8 @@ export const startChildApp = async (
           REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
           REDIS_PREFIX: `fleet-child-${randomUUID().slice(0, 8)}`,
         };
+  if (!options.dataDir) recordMade('dir', dataDir);
+  if (redis.REDIS_PREFIX) recordMade('redis', redis.REDIS_PREFIX);
   const settings: Record<string, string> = {
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
