@@ -41,6 +41,7 @@ describe('the subscription runner', () => {
   afterEach(async () => {
     await checkpoints.close();
     await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   const appendMany = async (from: number, count: number) => {
