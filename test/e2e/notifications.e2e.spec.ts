@@ -7,6 +7,7 @@ import { EventStore } from '../../libs/eventstore/src/port';
 import { EventMetadata } from '../../libs/kernel/src';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
+import { recordMade } from '../support/test-run';
 
 /** A webhook receiver that refuses the first `failFirst` tries of each notification with 500. */
 type Receiver = {
@@ -180,6 +181,7 @@ describe('admin notifications', () => {
   let t: TestApp;
   let ids: { offline: string; online: string; stalled: string };
   const redisPrefix = `fleet-e2e-${randomUUID().slice(0, 8)}`;
+  recordMade('redis', redisPrefix); // its own, across the restart: removed when the run ends
 
   const list = async (app: TestApp, query = '') => {
     const res = await request(app.url)
