@@ -161,10 +161,10 @@ export class CommandPipeline {
     streamIds: readonly string[],
     commands: readonly C[],
   ): Promise<Array<CommandResult<E, S> | undefined>> {
+    const now = this.decideNoopsNow(aggregate, streamIds, commands);
+    if (now !== null) return now;
     const started = performance.now();
-    const heads = this.store.streamRevisionsNow
-      ? this.store.streamRevisionsNow(streamIds)
-      : await this.streamRevisions(streamIds);
+    const heads = await this.streamRevisions(streamIds);
     return this.noopsAt(aggregate, streamIds, commands, heads, started);
   }
 
