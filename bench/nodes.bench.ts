@@ -98,12 +98,20 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       runs.appBatch.push(await profiled(app, () => runLoad(plan(app.url, BATCH))));
       await quiet(app);
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
-      runs.bareSingle.push(await withServerCpu(bare, warmupSec, () => runLoad(plan(bare.url, 1))));
+      runs.bareSingle.push(
+        await withServerCpu(bare, warmupSec, () =>
+          profiled(bare, () => runLoad(plan(bare.url, 1))),
+        ),
+      );
       runs.appSingle.push(
         await withServerCpu(app, warmupSec, () => profiled(app, () => runLoad(plan(app.url, 1)))),
       );
       await quiet(app);
-      runs.leanSingle.push(await withServerCpu(lean, warmupSec, () => runLoad(plan(lean.url, 1))));
+      runs.leanSingle.push(
+        await withServerCpu(lean, warmupSec, () =>
+          profiled(lean, () => runLoad(plan(lean.url, 1))),
+        ),
+      );
       runs.bareBatchedSingle.push(
         await withServerCpu(bareBatched, warmupSec, () => runLoad(plan(bareBatched.url, 1))),
       );

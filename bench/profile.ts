@@ -1,6 +1,13 @@
 /**
- * Summarises a V8 .cpuprofile (node --cpu-prof): self time by function and by package/file.
- *   node dist/bench/profile.js /tmp/prof/CPU.*.cpuprofile [top]
+ * Summarises V8 .cpuprofile files (node --cpu-prof, or BENCH_PROFILE_DIR).
+ *   node dist/bench/profile.js FILE.cpuprofile [top]
+ *     one profile: self time by package / file and by function, and inclusive time, in %.
+ *   node dist/bench/profile.js A.cpuprofile=US B.cpuprofile=US ... [top]
+ *     several servers under one load (the nodes suite with BENCH_PROFILE_DIR profiles the app,
+ *     the lean floor and bare Fastify): each function's self time in µs per request, side by
+ *     side, sorted by how much more the first spends than the second. US is that server's CPU
+ *     per request in the same run (the suite prints it); each profile's busy samples (idle and
+ *     the profiler's own work left out) are spread over it in proportion.
  * Servers are profiled with BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
  */
 import { readFileSync } from 'node:fs';
@@ -22,17 +29,26 @@ const where = (url: string): string => {
   return dist >= 0 ? url.slice(dist + 6) : url || '(native)';
 };
 
+const nameOf = (f: ProfileNode['callFrame']): string =>
+  `${f.functionName || '(anonymous)'} ${where(f.url)}:${f.lineNumber + 1}`;
+
+/** Each node's self time in µs, summed over its samples. */
+const selfTimes = (p: Profile): Map<number, number> => {
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  return self;
+};
+
 const summarise = (file: string, top: number): void => {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  const self = selfTimes(p);
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const fns = new Map<string, number>();
   const files = new Map<string, number>();
   for (const [id, us] of self) {
     const f = byId.get(id)!.callFrame;
-    const name = `${f.functionName || '(anonymous)'} ${where(f.url)}:${f.lineNumber + 1}`;
+    const name = nameOf(f);
     fns.set(name, (fns.get(name) ?? 0) + us);
     files.set(where(f.url), (files.get(where(f.url)) ?? 0) + us);
   }
@@ -50,7 +66,7 @@ const summarise = (file: string, top: number): void => {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const f = byId.get(at)!.callFrame;
       if (!f.url) continue;
-      seen.add(`${f.functionName || '(anonymous)'} ${where(f.url)}:${f.lineNumber + 1}`);
+      seen.add(nameOf(f));
     }
     for (const k of seen) inclusive.set(k, (inclusive.get(k) ?? 0) + us);
   }
@@ -60,6 +76,72 @@ const summarise = (file: string, top: number): void => {
   show('inclusive time by function (JS frames)', inclusive);
 };
 
-const [file, top] = process.argv.slice(2);
-if (!file) throw new Error('usage: profile.js FILE.cpuprofile [top]');
-summarise(file, Number(top ?? 25));
+/** Samples that are not the server's work: waiting, and the inspector serving the profiler. */
+const notWork = (f: ProfileNode['callFrame']): boolean =>
+  f.functionName === '(idle)' ||
+  (f.url === '' && f.functionName === 'dispatch') ||
+  f.url.includes('inspector');
+
+/**
+ * Self time per function in µs per request: the profile's busy samples spread over the
+ * server's measured CPU per request. Line numbers are left out, so the same function of two
+ * builds (or a node internal in two servers) lines up.
+ */
+const perRequest = (file: string, cpuUs: number): Map<string, number> => {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const fns = new Map<string, number>();
+  let busy = 0;
+  for (const [id, us] of selfTimes(p)) {
+    const f = byId.get(id)!.callFrame;
+    if (notWork(f)) continue;
+    busy += us;
+    const name = `${f.functionName || '(anonymous)'} ${where(f.url)}`;
+    fns.set(name, (fns.get(name) ?? 0) + us);
+  }
+  if (busy === 0) throw new Error(`${file}: no busy samples`);
+  for (const [k, us] of fns) fns.set(k, (us / busy) * cpuUs);
+  return fns;
+};
+
+const compare = (pairs: ReadonlyArray<[string, number]>, top: number): void => {
+  const tables = pairs.map(([file, us]) => perRequest(file, us));
+  const names = new Set(tables.flatMap((t) => [...t.keys()]));
+  const at = (t: Map<string, number>, k: string) => t.get(k) ?? 0;
+  const rows = [...names].sort(
+    (a, b) =>
+      at(tables[0], b) - at(tables[1], b) - (at(tables[0], a) - at(tables[1], a)) ||
+      (a < b ? -1 : 1),
+  );
+  const label = (file: string) => file.slice(file.lastIndexOf('/') + 1).slice(0, 14);
+  console.log(
+    `${'µs per request, self'.padEnd(72)}${pairs.map(([f]) => label(f).padStart(16)).join('')}`,
+  );
+  for (const k of rows.slice(0, top)) {
+    const cells = tables.map((t) => at(t, k).toFixed(2).padStart(16)).join('');
+    console.log(`${k.slice(0, 72).padEnd(72)}${cells}`);
+  }
+  const totals = pairs.map(([, us]) => us.toFixed(2).padStart(16)).join('');
+  console.log(`${'total (the CPU per request given)'.padEnd(72)}${totals}`);
+};
+
+const args = process.argv.slice(2);
+const pairs = args.filter((a) => a.includes('='));
+const rest = args.filter((a) => !a.includes('='));
+if (pairs.length >= 2) {
+  compare(
+    pairs.map((a) => {
+      const eq = a.lastIndexOf('=');
+      const us = Number(a.slice(eq + 1));
+      if (!(us > 0)) throw new Error(`${a}: the CPU per request after = must be a positive number`);
+      return [a.slice(0, eq), us] as [string, number];
+    }),
+    Number(rest[0] ?? 60),
+  );
+} else if (pairs.length === 0 && rest[0]) {
+  summarise(rest[0], Number(rest[1] ?? 25));
+} else {
+  throw new Error(
+    'usage: profile.js FILE.cpuprofile [top] | A.cpuprofile=US B.cpuprofile=US ... [top]',
+  );
+}
