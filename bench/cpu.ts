@@ -12,6 +12,7 @@
  * cordon's own work (context, command, Node view) called directly, no HTTP, hot in a loop.
  *
  *   npm run bench:cpu [-- --rounds 11 --requests 1000 --nodes 2000 --only cordon --profile /tmp/p]
+ *     [--allocations /tmp/a]  (bytes allocated per request, by function)
  */
 import 'reflect-metadata';
 import fs from 'node:fs';
@@ -58,6 +59,35 @@ const measure = async (
   }
   const used = process.cpuUsage(start);
   return (used.user + used.system) / requests;
+};
+
+type AllocationNode = {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+};
+
+/** The functions that allocated most over `requests` requests, in bytes per request. */
+const printAllocations = (name: string, head: AllocationNode, requests: number): void => {
+  const bytes = new Map<string, number>();
+  let total = 0;
+  const walk = (node: AllocationNode): void => {
+    const f = node.callFrame;
+    const at = f.url.includes('node_modules/')
+      ? f.url.slice(f.url.lastIndexOf('node_modules/') + 'node_modules/'.length)
+      : f.url.includes('/dist/')
+        ? f.url.slice(f.url.indexOf('/dist/') + '/dist/'.length)
+        : f.url || '(native)';
+    const key = `${f.functionName || '(anonymous)'} ${at}:${f.lineNumber + 1}`;
+    bytes.set(key, (bytes.get(key) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    node.children.forEach(walk);
+  };
+  walk(head);
+  console.log(`${name}: ${(total / requests).toFixed(0)} bytes allocated per request (sampled)`);
+  for (const [key, size] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    console.log(`  ${(size / requests).toFixed(0).padStart(7)} B  ${key}`);
+  }
 };
 
 const main = async (): Promise<void> => {
@@ -238,11 +268,16 @@ const main = async (): Promise<void> => {
   const profileTo = process.argv.includes('--profile')
     ? process.argv[process.argv.indexOf('--profile') + 1]
     : undefined;
+  // --allocations FILE: V8's sampling heap profiler over the measured rounds, collected objects
+  // included (what each request allocates, not what it keeps): FILE.N.heapprofile and the top
+  // allocating functions in bytes per request.
+  const allocationsTo = process.argv.includes('--allocations')
+    ? process.argv[process.argv.indexOf('--allocations') + 1]
+    : undefined;
   const inspector = new Session();
-  if (profileTo) {
-    inspector.connect();
-    await inspector.post('Profiler.enable');
-  }
+  if (profileTo || allocationsTo) inspector.connect();
+  if (profileTo) await inspector.post('Profiler.enable');
+  if (allocationsTo) await inspector.post('HeapProfiler.enable');
   for (const [name, inject, n, make, expect = 200] of kinds) {
     // The bare route, the ceiling, is measured whatever --only picks.
     if (!name.includes(only) && inject !== bareInject) continue;
@@ -255,6 +290,13 @@ const main = async (): Promise<void> => {
     });
     gc.observe({ entryTypes: ['gc'] });
     if (profileTo) await inspector.post('Profiler.start');
+    if (allocationsTo) {
+      await inspector.post('HeapProfiler.startSampling', {
+        samplingInterval: 256,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    }
     for (let r = 0; r < rounds; r++) samples.push(await measure(inject, n, make, expect));
     await new Promise((resolve) => setImmediate(resolve));
     gc.disconnect();
@@ -264,6 +306,12 @@ const main = async (): Promise<void> => {
         `${profileTo}.${kinds.findIndex((k) => k[0] === name)}.cpuprofile`,
         JSON.stringify(profile),
       );
+    }
+    if (allocationsTo) {
+      const { profile } = await inspector.post('HeapProfiler.stopSampling');
+      const file = `${allocationsTo}.${kinds.findIndex((k) => k[0] === name)}.heapprofile`;
+      fs.writeFileSync(file, JSON.stringify(profile));
+      printAllocations(name, profile.head, n * rounds);
     }
     // Another process can only add to a round's CPU (caches, frequency), never take from it:
     // on a shared box the minimum is the steadiest figure, the median the typical one.
