@@ -6,6 +6,7 @@ import {
   Message,
   Turns,
   eventIdFor,
+  isoTime,
 } from '../../kernel/src';
 import {
   ConcurrencyConflictError,
@@ -357,7 +358,7 @@ export class CommandPipeline {
       correlationId: context.correlationId,
       causationId: context.causationId,
       actor: context.actor,
-      occurredAt: context.now.toISOString(),
+      occurredAt: isoTime(context.now.getTime()),
       schemaVersion: SCHEMA_VERSION,
       commandId: context.commandId,
     };

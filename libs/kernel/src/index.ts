@@ -7,3 +7,4 @@ export * from './codec';
 export * from './throttled-log';
 export * from './turns';
 export * from './within';
+export * from './iso-time';

@@ -6,6 +6,7 @@ import {
   KeyLocks,
   Turns,
   UnavailableError,
+  isoTime,
   uuidFrom,
 } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
@@ -81,7 +82,7 @@ export class InventoryService {
     reports: readonly NodeReport[],
     ctx: CommandContext,
   ): Promise<ReportedNode[]> {
-    const receivedAt = ctx.now.toISOString();
+    const receivedAt = isoTime(ctx.now.getTime());
     const refs = reports.map((r) => nodeRefOf(clusterId, r.hostname));
     const nodeIds = refs.map((ref) => ref.nodeId);
     // Taken at once when no report of these nodes is in flight (the common case): no promise.
