@@ -1,4 +1,5 @@
 import type { Metric, Registry } from 'prom-client';
+import { LabelIndex } from './label-index';
 
 type Series<L extends string> = {
   readonly labels: Readonly<Record<L, string>>;
@@ -25,7 +26,7 @@ type Value = {
 export class CountedHistogram<L extends string> {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
-  private readonly series = new Map<string, Series<L>>();
+  private readonly series: LabelIndex<L, Series<L>>;
 
   constructor(
     readonly name: string,
@@ -34,15 +35,14 @@ export class CountedHistogram<L extends string> {
     private readonly upperBounds: readonly number[],
     registry: Registry,
   ) {
+    this.series = new LabelIndex(labelNames);
     registry.registerMetric(this as unknown as Metric);
   }
 
   observe(labels: Readonly<Record<L, string>>, value: number, count = 1): void {
     if (!Number.isFinite(value)) throw new TypeError(`not a finite observation: ${value}`);
     if (!Number.isInteger(count) || count < 1) throw new RangeError(`bad count: ${count}`);
-    let key = '';
-    for (const name of this.labelNames) key += `${labels[name]}\u0000`;
-    let series = this.series.get(key);
+    let series = this.series.get(labels);
     if (series === undefined) {
       const own = {} as Record<L, string>;
       for (const name of this.labelNames) own[name] = labels[name];
@@ -52,7 +52,7 @@ export class CountedHistogram<L extends string> {
         sum: 0,
         count: 0,
       };
-      this.series.set(key, series);
+      this.series.add(own, series);
     }
     let i = 0;
     while (i < this.upperBounds.length && value > this.upperBounds[i]) i++;

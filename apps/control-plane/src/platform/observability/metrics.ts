@@ -5,6 +5,7 @@ import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { settleWithin } from '../../../../../libs/kernel/src';
 import { DELAYED_JOBS } from '../runtime/tokens';
 import { CountedHistogram } from './counted-histogram';
+import { LabelIndex } from './label-index';
 
 type Outcome = Parameters<PipelineObserver>[0];
 
@@ -58,10 +59,10 @@ export class Metrics {
    * Commands handled, tallied here by label set and handed to `fleet_commands_total` when
    * scraped (every command passes here; prom-client's Counter sorts and hashes labels per call).
    */
-  private readonly commands = new Map<
-    string,
+  private readonly commands = new LabelIndex<
+    'command' | 'aggregate' | 'result',
     { labels: { command: string; aggregate: string; result: string }; count: number }
-  >();
+  >(['command', 'aggregate', 'result']);
   /** Takes the no-ops of a whole `decideNoops` pass in one call (see CountedHistogram). */
   private readonly commandDuration = new CountedHistogram(
     'fleet_command_duration_seconds',
@@ -148,16 +149,15 @@ export class Metrics {
 
   observeCommand(outcome: Outcome): void {
     const count = outcome.count ?? 1;
-    const { command, aggregate, result } = outcome;
-    const key = `${command}\u0000${aggregate}\u0000${result}`;
-    const tally = this.commands.get(key);
+    // The outcome carries the labels: looked up as it is, nothing built per command.
+    const tally = this.commands.get(outcome);
     if (tally !== undefined) tally.count += count;
-    else this.commands.set(key, { labels: { command, aggregate, result }, count });
-    this.commandDuration.observe(
-      { command: outcome.command, result: outcome.result },
-      outcome.ms / 1000,
-      count,
-    );
+    else {
+      const { command, aggregate, result } = outcome;
+      const labels = { command, aggregate, result };
+      this.commands.add(labels, { labels, count });
+    }
+    this.commandDuration.observe(outcome, outcome.ms / 1000, count);
     if (outcome.events > 0)
       this.eventsAppended.inc({ aggregate: outcome.aggregate }, outcome.events);
   }
