@@ -8,14 +8,19 @@
  *     side, sorted by how much more the first spends than the second. US is that server's CPU
  *     per request in the same run (the suite prints it); each profile's busy samples (idle and
  *     the profiler's own work left out) are spread over it in proportion.
+ *   node dist/bench/profile.js --lines FILE.cpuprofile=US [top]
+ *     the app's own hottest source lines (dist/apps, dist/libs; V8's per-line ticks), in µs per
+ *     request as above, each with its text.
  * Servers are profiled with BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 type ProfileNode = {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
+  positionTicks?: Array<{ line: number; ticks: number }>;
 };
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
 
@@ -125,19 +130,67 @@ const compare = (pairs: ReadonlyArray<[string, number]>, top: number): void => {
   console.log(`${'total (the CPU per request given)'.padEnd(72)}${totals}`);
 };
 
+/** The app's own lines (compiled, under dist/apps and dist/libs) by their ticks, in µs per request. */
+const hotLines = (file: string, cpuUs: number, top: number): void => {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  let busy = 0;
+  for (const [id, us] of selfTimes(p)) if (!notWork(byId.get(id)!.callFrame)) busy += us;
+  const sampled = p.timeDeltas.reduce((a, b) => a + b, 0);
+  // A tick is one sample: the profile's mean interval, spread over the CPU per request.
+  const usPerTick = ((sampled / p.samples.length) * cpuUs) / busy;
+  const ticks = new Map<string, { url: string; line: number; fn: string; ticks: number }>();
+  for (const n of p.nodes) {
+    const { url, functionName } = n.callFrame;
+    if (!/\/dist\/(apps|libs)\//.test(url)) continue;
+    for (const t of n.positionTicks ?? []) {
+      const key = `${url}:${t.line}`;
+      const entry = ticks.get(key) ?? { url, line: t.line, fn: functionName, ticks: 0 };
+      entry.ticks += t.ticks;
+      ticks.set(key, entry);
+    }
+  }
+  const sources = new Map<string, string[]>();
+  const text = (url: string, line: number): string => {
+    if (!sources.has(url)) {
+      let lines: string[] = [];
+      try {
+        lines = readFileSync(url.startsWith('file:') ? fileURLToPath(url) : url, 'utf8').split(
+          '\n',
+        );
+      } catch {
+        // The build profiled is gone: the line numbers stay.
+      }
+      sources.set(url, lines);
+    }
+    return (sources.get(url)![line - 1] ?? '').trim().slice(0, 90);
+  };
+  const all = [...ticks.values()];
+  const total = all.reduce((a, e) => a + e.ticks, 0) * usPerTick;
+  console.log(`${file}: the app's own code ${total.toFixed(1)} µs of ${cpuUs} µs per request`);
+  for (const e of all.sort((a, b) => b.ticks - a.ticks).slice(0, top)) {
+    const at = `${where(e.url)}:${e.line} ${e.fn || '(anonymous)'}`;
+    console.log(
+      `${(e.ticks * usPerTick).toFixed(2).padStart(7)}  ${at.slice(0, 72).padEnd(72)} ${text(e.url, e.line)}`,
+    );
+  }
+};
+
 const args = process.argv.slice(2);
+const lines = args.includes('--lines');
 const pairs = args.filter((a) => a.includes('='));
-const rest = args.filter((a) => !a.includes('='));
-if (pairs.length >= 2) {
-  compare(
-    pairs.map((a) => {
-      const eq = a.lastIndexOf('=');
-      const us = Number(a.slice(eq + 1));
-      if (!(us > 0)) throw new Error(`${a}: the CPU per request after = must be a positive number`);
-      return [a.slice(0, eq), us] as [string, number];
-    }),
-    Number(rest[0] ?? 60),
-  );
+const rest = args.filter((a) => !a.includes('=') && a !== '--lines');
+const parsePair = (a: string): [string, number] => {
+  const eq = a.lastIndexOf('=');
+  const us = Number(a.slice(eq + 1));
+  if (!(us > 0)) throw new Error(`${a}: the CPU per request after = must be a positive number`);
+  return [a.slice(0, eq), us];
+};
+if (lines) {
+  if (pairs.length !== 1) throw new Error('usage: profile.js --lines FILE.cpuprofile=US [top]');
+  hotLines(...parsePair(pairs[0]), Number(rest[0] ?? 40));
+} else if (pairs.length >= 2) {
+  compare(pairs.map(parsePair), Number(rest[0] ?? 60));
 } else if (pairs.length === 0 && rest[0]) {
   summarise(rest[0], Number(rest[1] ?? 25));
 } else {
