@@ -32,7 +32,7 @@ import {
 } from '../apps/control-plane/src/platform/http/command-context';
 import { clusterIdOf, reportBody } from './fleet';
 import { addCordonLadder, LADDER_STEPS, ladderPath } from './ladder';
-import { median } from './lib';
+import { median, sourceOf } from './lib';
 
 type Inject = (o: {
   method: 'POST' | 'GET';
@@ -73,12 +73,7 @@ const printAllocations = (name: string, head: AllocationNode, requests: number):
   let total = 0;
   const walk = (node: AllocationNode): void => {
     const f = node.callFrame;
-    const at = f.url.includes('node_modules/')
-      ? f.url.slice(f.url.lastIndexOf('node_modules/') + 'node_modules/'.length)
-      : f.url.includes('/dist/')
-        ? f.url.slice(f.url.indexOf('/dist/') + '/dist/'.length)
-        : f.url || '(native)';
-    const key = `${f.functionName || '(anonymous)'} ${at}:${f.lineNumber + 1}`;
+    const key = `${f.functionName || '(anonymous)'} ${sourceOf(f.url)}:${f.lineNumber + 1}`;
     bytes.set(key, (bytes.get(key) ?? 0) + node.selfSize);
     total += node.selfSize;
     node.children.forEach(walk);

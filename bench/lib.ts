@@ -36,3 +36,11 @@ export const medianOf = async (times: number, fn: () => Promise<number>): Promis
 export const machine = (): string =>
   `${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
   `${os.platform()} ${os.release()}, Node ${process.version}`;
+
+/** A profile's script URL, short: its path under node_modules/ or dist/, or `(native)`. */
+export const sourceOf = (url: string): string => {
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) return url.slice(nm + 'node_modules/'.length);
+  const dist = url.indexOf('/dist/');
+  return dist >= 0 ? url.slice(dist + '/dist/'.length) : url || '(native)';
+};

@@ -15,6 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { sourceOf } from './lib';
 
 type ProfileNode = {
   id: number;
@@ -24,14 +25,12 @@ type ProfileNode = {
 };
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
 
+/** A package's name for its files, the path under dist/ for ours. */
 const where = (url: string): string => {
-  const nm = url.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const rest = url.slice(nm + 'node_modules/'.length).split('/');
-    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
-  }
-  const dist = url.indexOf('/dist/');
-  return dist >= 0 ? url.slice(dist + 6) : url || '(native)';
+  const source = sourceOf(url);
+  if (!url.includes('node_modules/')) return source;
+  const rest = source.split('/');
+  return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
 };
 
 const nameOf = (f: ProfileNode['callFrame']): string =>

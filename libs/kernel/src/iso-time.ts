@@ -19,11 +19,13 @@ const three = (n: number): string => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `$
  */
 export const isoTime = (ms: number): string => {
   if (ms === lastMs) return lastText;
+  // A fraction (or NaN, or an infinity: a RangeError there) is toISOString's to write.
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString();
   const start = Math.floor(ms / DAY_MS) * DAY_MS;
-  if (start !== day || !Number.isInteger(ms)) {
+  if (start !== day) {
     const text = new Date(ms).toISOString();
-    // Only a four-digit year of whole milliseconds has the fixed layout the arithmetic writes.
-    if (text.length !== 24 || !Number.isInteger(ms)) return text;
+    // Only a four-digit year has the fixed layout the arithmetic writes.
+    if (text.length !== 24) return text;
     day = start;
     dayPrefix = text.slice(0, 11);
     lastMs = ms;
