@@ -173,6 +173,29 @@ describe('heartbeat store: memory, written down under DATA_DIR', () => {
     }
   });
 
+  it('writes a fleet larger than one write (node ids, times, none) line for line, and reads it back', async () => {
+    const first = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    const beats = Array.from({ length: 20_000 }, (_, i) => ({
+      nodeId: randomUUID(),
+      seenAt: 1_796_000_000_000 + i,
+      observedAt: i % 3 === 0 ? null : 1_795_000_000_000 + i * 7,
+    }));
+    await first.touch(beats);
+    await first.close();
+    // ~1.3 MB: several of the store's writes, each line whole across their boundaries.
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toBe(beats.map((b) => `${b.nodeId} ${b.seenAt} ${b.observedAt ?? ''}\n`).join(''));
+    const second = new MemoryHeartbeatStore({ file, everyMs: 60_000 });
+    try {
+      const ids = beats.map((b) => b.nodeId);
+      expect(second.getNow(ids)).toEqual(
+        beats.map((b) => ({ seenAt: b.seenAt, observedAt: b.observedAt })),
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
   it('writes down every period, so a process killed without closing loses one period at most', async () => {
     const store = new MemoryHeartbeatStore({ file, everyMs: 50 });
     await store.touch([{ nodeId: 'a', seenAt: 1_000, observedAt: null }]);

@@ -6,6 +6,7 @@ import {
   isRedisUnreachable,
   unavailableAs,
 } from '../../platform/runtime/redis-unavailable';
+import { lineRoom, writeLine } from './snapshot-lines';
 
 /**
  * Heartbeats are not events (like Kubernetes' node Lease objects): a report that changes
@@ -81,8 +82,15 @@ const readSlot = (slots: ReadonlyMap<string, Slot>, nodeId: string): Heartbeat |
 /** Where and how often the embedded store writes its sightings down. */
 export type HeartbeatSnapshot = { readonly file: string; readonly everyMs: number };
 
-/** Lines per write of a snapshot: the event loop is never held for a whole fleet. */
-const SNAPSHOT_SLICE = 5_000;
+/** Bytes per write of a snapshot (~4,000 lines): the event loop is never held for a whole fleet. */
+const SNAPSHOT_SLICE_BYTES = 256 * 1024;
+
+/** Writes `length` bytes of `buf` at the file's position, however many calls it takes. */
+const writeAll = async (out: fs.promises.FileHandle, buf: Buffer, length: number) => {
+  for (let done = 0; done < length;) {
+    done += (await out.write(buf, done, length - done)).bytesWritten;
+  }
+};
 
 export class MemoryHeartbeatStore implements HeartbeatStore {
   /** One slot per node, overwritten in place (`writeSlots`). */
@@ -91,6 +99,8 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
   private readonly startedAt = Date.now();
   private dirty = false;
   private saving: Promise<void> | null = null;
+  /** The snapshot's write buffer, made at the first save. */
+  private slice: Buffer | null = null;
   private readonly timer: NodeJS.Timeout | null = null;
 
   /**
@@ -140,17 +150,25 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
     this.saving = (async () => {
       const out = await fs.promises.open(next, 'w');
       try {
-        let lines: string[] = [];
+        // One buffer for every save (saves never overlap), filled with lines, written when full.
+        const buf = (this.slice ??= Buffer.allocUnsafe(SNAPSHOT_SLICE_BYTES));
+        let used = 0;
         // Slots change in place and new nodes are appended while this runs: each line is the
         // node's sighting as of its turn, none older than when the snapshot began.
         for (const [nodeId, slot] of this.beats) {
-          lines.push(`${nodeId} ${slot.seenAt} ${slot.observedAt ?? ''}\n`);
-          if (lines.length >= SNAPSHOT_SLICE) {
-            await out.write(lines.join(''));
-            lines = [];
+          const room = lineRoom(nodeId.length);
+          if (used + room > buf.length) {
+            await writeAll(out, buf, used);
+            used = 0;
+          }
+          if (room <= buf.length) used = writeLine(buf, used, nodeId, slot.seenAt, slot.observedAt);
+          else {
+            // An id longer than the buffer (none the API makes): a line of its own.
+            const line = Buffer.allocUnsafe(room);
+            await writeAll(out, line, writeLine(line, 0, nodeId, slot.seenAt, slot.observedAt));
           }
         }
-        if (lines.length > 0) await out.write(lines.join(''));
+        if (used > 0) await writeAll(out, buf, used);
         await out.datasync();
       } finally {
         await out.close();
