@@ -91,20 +91,31 @@ export const displayStatus = (state: NodeState): DisplayStatus | null => {
 const onlineStatus = (node: NodeFacts): 'ready' | 'busy' | 'cordoned' =>
   node.cordon.desired ? 'cordoned' : Object.keys(node.allocations).length > 0 ? 'busy' : 'ready';
 
-const later = (a: string | null, b: string | null): string | null =>
-  a === null ? b : b === null ? a : Date.parse(a) >= Date.parse(b) ? a : b;
+/** Whether `observedAt` is before the later of `applied` and `newest` (null: not a time yet). */
+const observedBefore = (
+  observedAt: string | null,
+  applied: string | null,
+  newest: string | null,
+): boolean => {
+  if (observedAt === null || (applied === null && newest === null)) return false;
+  // Each time parsed once: the common report is in order, and is checked on every report.
+  const at = Date.parse(observedAt);
+  return (
+    (applied !== null && at < Date.parse(applied)) || (newest !== null && at < Date.parse(newest))
+  );
+};
 
 /** A report older (by the operator's observedAt) than the newest one applied changes nothing. */
 export const isOutOfOrder = (
   report: Pick<NodeReport, 'observedAt'>,
   state: NodeState,
   newestObservedAt: string | null,
-): boolean => {
-  if (report.observedAt === null) return false;
-  const applied = state.status === 'online' || state.status === 'offline' ? state.observedAt : null;
-  const newest = later(applied, newestObservedAt);
-  return newest !== null && Date.parse(report.observedAt) < Date.parse(newest);
-};
+): boolean =>
+  observedBefore(
+    report.observedAt,
+    state.status === 'online' || state.status === 'offline' ? state.observedAt : null,
+    newestObservedAt,
+  );
 
 const sameRecord = (
   a: Readonly<Record<string, unknown>>,
@@ -136,10 +147,23 @@ const sameCardList = (a: readonly GpuCard[], b: readonly GpuCard[]): boolean => 
   return true;
 };
 
-const decideReport = (
-  data: Extract<NodeCommand, { type: 'ReportNode' }>['data'],
-  state: NodeState,
-): NodeEvent[] => {
+type ReportData = Extract<NodeCommand, { type: 'ReportNode' }>['data'];
+
+/** What every event of a report carries. */
+const stampOf = (data: ReportData) => ({
+  nodeId: data.nodeId,
+  observedAt: data.report.observedAt,
+  at: data.receivedAt,
+});
+
+/** Which node an offline or online event is about. */
+const whoOf = (nodeId: string, state: NodeFacts) => ({
+  nodeId,
+  clusterId: state.clusterId,
+  hostname: state.hostname,
+});
+
+const decideReport = (data: ReportData, state: NodeState): NodeEvent[] => {
   const { report, receivedAt, nodeId } = data;
   if (state.status === 'absent' || state.status === 'deleted') {
     return [
@@ -162,12 +186,7 @@ const decideReport = (
       },
     ];
   }
-  const newest = later(state.observedAt, data.newestObservedAt);
-  if (
-    report.observedAt !== null &&
-    newest !== null &&
-    Date.parse(report.observedAt) < Date.parse(newest)
-  ) {
+  if (observedBefore(report.observedAt, state.observedAt, data.newestObservedAt)) {
     // An older report than one already applied: out of order, its content changes nothing.
     // But it arrived: a node offline only for silence, Ready as the newest report said, is
     // back (staleness goes by receive time; an operator whose clock stepped back still reports).
@@ -193,15 +212,19 @@ const decideReport = (
     return [];
   }
   const events: NodeEvent[] = [];
-  const stamp = { nodeId, observedAt: report.observedAt, at: receivedAt };
+  // The common report changes nothing: nothing is made for it beyond the empty list (it is
+  // decided for every report of every node), so the events' common fields are made per event.
   const mode = modeFromLabels(report.labels);
-  const changed: { -readonly [K in 'role' | 'labels' | 'mode' | 'capacity']?: NodeFacts[K] } = {};
-  if (report.role !== state.role) changed.role = report.role;
-  if (!sameRecord(report.labels, state.labels)) changed.labels = report.labels;
-  if (mode !== state.mode) changed.mode = mode;
-  if (!sameRecord(report.capacity, state.capacity)) changed.capacity = report.capacity;
-  if (changed.role !== undefined || changed.labels || changed.mode || changed.capacity)
-    events.push({ type: 'NodeInventoryChanged', data: { ...changed, ...stamp } });
+  const labelsChanged = !sameRecord(report.labels, state.labels);
+  const capacityChanged = !sameRecord(report.capacity, state.capacity);
+  if (report.role !== state.role || labelsChanged || mode !== state.mode || capacityChanged) {
+    const changed: { -readonly [K in 'role' | 'labels' | 'mode' | 'capacity']?: NodeFacts[K] } = {};
+    if (report.role !== state.role) changed.role = report.role;
+    if (labelsChanged) changed.labels = report.labels;
+    if (mode !== state.mode) changed.mode = mode;
+    if (capacityChanged) changed.capacity = report.capacity;
+    events.push({ type: 'NodeInventoryChanged', data: { ...changed, ...stampOf(data) } });
+  }
 
   // The common report lists the same cards in the same order: nothing to compare by uuid.
   if (!sameCardList(state.gpus, report.gpus)) {
@@ -214,21 +237,20 @@ const decideReport = (
       (g) => !before.has(g.uuid) || !sameCard(before.get(g.uuid)!, g),
     );
     if (removed.length > 0 || added.length > 0) {
-      events.push({ type: 'NodeGpusChanged', data: { ...stamp, added, removed } });
+      events.push({ type: 'NodeGpusChanged', data: { ...stampOf(data), added, removed } });
     }
   }
   if (report.unschedulable !== null && report.unschedulable !== state.observedUnschedulable) {
     events.push({
       type: 'NodeUnschedulableObserved',
-      data: { ...stamp, unschedulable: report.unschedulable },
+      data: { ...stampOf(data), unschedulable: report.unschedulable },
     });
   }
-  const who = { nodeId, clusterId: state.clusterId, hostname: state.hostname };
   if (state.status === 'online' && !report.kubeletReady) {
     events.push({
       type: 'NodeWentOffline',
       data: {
-        ...who,
+        ...whoOf(nodeId, state),
         reason: 'kubelet_not_ready',
         from: onlineStatus(state),
         lastSeenAt: receivedAt,
@@ -238,11 +260,16 @@ const decideReport = (
   } else if (state.status === 'offline' && report.kubeletReady) {
     events.push({
       type: 'NodeCameOnline',
-      data: { ...who, offlineSince: state.offlineSince, to: onlineStatus(state), at: receivedAt },
+      data: {
+        ...whoOf(nodeId, state),
+        offlineSince: state.offlineSince,
+        to: onlineStatus(state),
+        at: receivedAt,
+      },
     });
   } else if (state.status === 'offline' && state.kubeletReady) {
     // Offline for silence, now reporting NotReady: still offline, for its kubelet now.
-    events.push({ type: 'NodeReadinessObserved', data: { ...stamp, kubeletReady: false } });
+    events.push({ type: 'NodeReadinessObserved', data: { ...stampOf(data), kubeletReady: false } });
   }
   return events;
 };

@@ -6,6 +6,7 @@ const spec = deciderSpec(nodeDecider);
 const T0 = '2026-12-02T10:00:00.000Z';
 const T1 = '2026-12-02T10:00:15.000Z';
 const T2 = '2026-12-02T10:05:30.000Z';
+const T3 = '2026-12-02T10:06:00.000Z';
 
 const report = (over: Partial<NodeReport> = {}): NodeReport => ({
   clusterId: 'c1',
@@ -225,6 +226,35 @@ describe('node', () => {
           ),
         )
         .thenNothing();
+    });
+
+    it('orders a report by the later of the newest applied and the newest heartbeat', () => {
+      const applied = spec
+        .given([registered()])
+        .when(
+          reportNode(
+            report({ observedAt: T2, capacity: { cpu: 1, memoryGiB: 1, diskGiB: 1 } }),
+            T2,
+          ),
+        )
+        .thenEvents();
+      const between = report({ observedAt: T1, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
+      // Older than the applied T2, newer than the heartbeat's T0: out of order.
+      spec
+        .given([registered(), ...applied])
+        .when(reportNode(between, T3, T0))
+        .thenNothing();
+      // Newer than the applied T0, older than the heartbeat's T2: out of order too.
+      spec
+        .given([registered()])
+        .when(reportNode(between, T3, T2))
+        .thenNothing();
+      // Newer than both: applied.
+      const changed = spec
+        .given([registered()])
+        .when(reportNode(between, T3, T0))
+        .thenEvents();
+      expect(changed.map((e) => e.type)).toEqual(['NodeInventoryChanged']);
     });
 
     it('takes the node offline at once when the kubelet is NotReady', () => {
