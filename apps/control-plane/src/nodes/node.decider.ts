@@ -215,13 +215,15 @@ const decideReport = (data: ReportData, state: NodeState): NodeEvent[] => {
   // The common report changes nothing: nothing is made for it beyond the empty list (it is
   // decided for every report of every node), so the events' common fields are made per event.
   const mode = modeFromLabels(report.labels);
+  const roleChanged = report.role !== state.role;
   const labelsChanged = !sameRecord(report.labels, state.labels);
+  const modeChanged = mode !== state.mode;
   const capacityChanged = !sameRecord(report.capacity, state.capacity);
-  if (report.role !== state.role || labelsChanged || mode !== state.mode || capacityChanged) {
+  if (roleChanged || labelsChanged || modeChanged || capacityChanged) {
     const changed: { -readonly [K in 'role' | 'labels' | 'mode' | 'capacity']?: NodeFacts[K] } = {};
-    if (report.role !== state.role) changed.role = report.role;
+    if (roleChanged) changed.role = report.role;
     if (labelsChanged) changed.labels = report.labels;
-    if (mode !== state.mode) changed.mode = mode;
+    if (modeChanged) changed.mode = mode;
     if (capacityChanged) changed.capacity = report.capacity;
     events.push({ type: 'NodeInventoryChanged', data: { ...changed, ...stampOf(data) } });
   }
