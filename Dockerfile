@@ -13,4 +13,4 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 EXPOSE 3000
-CMD ["node", "dist/apps/control-plane/src/main.js"]
+CMD ["node", "--max-semi-space-size=32", "dist/apps/control-plane/src/main.js"]

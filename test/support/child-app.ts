@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { APP_NODE_FLAGS } from '../../apps/control-plane/src/config/node-flags';
 import { Role } from '../../apps/control-plane/src/platform/auth/caller';
 import { TokenService } from '../../apps/control-plane/src/platform/auth/token-service';
 import { TEST_SECRET } from './app';
@@ -122,6 +123,8 @@ export type ChildAppOptions = {
   /** Default true: BullMQ, heartbeats and idempotency keys in the local Redis, under a unique prefix. */
   readonly redis?: boolean;
   readonly readyTimeoutMs?: number;
+  /** Node's own flags for the child; default the app's (APP_NODE_FLAGS), as `npm start` runs it. */
+  readonly nodeFlags?: readonly string[];
 };
 
 const OUTPUT_LIMIT = 64 * 1024;
@@ -165,7 +168,7 @@ export const startChildApp = async (
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     output = '';
-    const proc = spawn(process.execPath, [DIST_MAIN], {
+    const proc = spawn(process.execPath, [...(options.nodeFlags ?? APP_NODE_FLAGS), DIST_MAIN], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...settings, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { EventStoreInUseError } from '../../../libs/eventstore/src/sqlite-event-
 import { openDataDirWarning } from './platform/runtime/data-dir';
 import { TokenService } from './platform/auth/token-service';
 import { ConfigError, loadConfig } from './config/config';
+import { missingNodeFlags } from './config/node-flags';
 import { createApp } from './app.factory';
 import {
   NeededStore,
@@ -74,6 +75,14 @@ const main = async (): Promise<void> => {
   );
   const open = openDataDirWarning(config.dataDir);
   if (open) log.warn(open);
+  const missing = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS);
+  if (missing.length > 0) {
+    // Launched without `npm start` or the image's command: it runs, with more time in GC.
+    log.warn(
+      { missing },
+      `started without node's ${missing.join(' ')} (see config/node-flags.ts): reports cost more CPU`,
+    );
+  }
   if (generatedSecret) {
     // First start without AUTH_JWT_SECRET: hand the operator a way in, never an open API.
     const admin = await new TokenService(jwtSecret).sign({ sub: 'admin', roles: ['admin'] });
