@@ -15,7 +15,8 @@
  *     A build may carry settings for its server: `NAME=BUILD,KEY=VALUE[,KEY=VALUE...]` (e.g.
  *     `tuned=dist/bench,HEAP_GROWTH_PERCENT=0`), to A/B a setting on one build;
  *     `BENCH_NODE_FLAGS` there is node's command line for that server only (space-separated:
- *     `ss32=dist/bench,BENCH_NODE_FLAGS=--max-semi-space-size=32`).
+ *     `ss64=dist/bench,BENCH_NODE_FLAGS=--max-semi-space-size=64`), after the app's own
+ *     (APP_NODE_FLAGS, as `npm start` runs it; `--max-semi-space-size=16` is V8's default).
  *   BENCH_AB_ROUTE=cordon|report|ladder  the no-op cordon (default), a single-node no-change
  *     report (of 1000 registered nodes in turn), or the cordon beside its work in steps (bench/ladder.ts) as routes of the same
  *     app process, named `NAME step`: each step's cost over HTTP is its figure less the step

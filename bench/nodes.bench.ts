@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { APP_NODE_FLAGS } from '../apps/control-plane/src/config/node-flags';
 import { TokenService } from '../apps/control-plane/src/platform/auth/token-service';
 import { clusterIdOf } from './fleet';
 import { BenchSuite, Figure, median } from './lib';
@@ -48,6 +49,9 @@ const inventoryFigures = async (): Promise<Figure[]> => {
   const bare = await startServer('bare');
   // The ceiling with the app's end-of-turn writes (http/end-of-turn.ts), informational.
   const bareBatched = await startServer('bare', { BENCH_END_OF_TURN: '1' });
+  // The ceiling on the app's node flags (config/node-flags.ts), informational: what the app
+  // gains from them, bare Fastify gains too.
+  const bareFlagged = await startServer('bare', { BENCH_NODE_FLAGS: APP_NODE_FLAGS.join(' ') });
   const app = await startServer('app', { NODE_STALE_SEC: '3600' });
   // The single report's work without the app, on the same fleet held in memory (bench/lean.ts).
   const lean = await startServer('lean-fastify', {
@@ -88,8 +92,15 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       appSingle: [],
       leanSingle: [],
       bareBatchedSingle: [],
+      bareFlaggedSingle: [],
     } as Record<
-      'bareBatch' | 'appBatch' | 'bareSingle' | 'appSingle' | 'leanSingle' | 'bareBatchedSingle',
+      | 'bareBatch'
+      | 'appBatch'
+      | 'bareSingle'
+      | 'appSingle'
+      | 'leanSingle'
+      | 'bareBatchedSingle'
+      | 'bareFlaggedSingle',
       LoadResult[]
     >;
     let peakDuringLoad = 0;
@@ -114,6 +125,9 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       );
       runs.bareBatchedSingle.push(
         await withServerCpu(bareBatched, warmupSec, () => runLoad(plan(bareBatched.url, 1))),
+      );
+      runs.bareFlaggedSingle.push(
+        await withServerCpu(bareFlagged, warmupSec, () => runLoad(plan(bareFlagged.url, 1))),
       );
       peakDuringLoad = Math.max(peakDuringLoad, app.memory().peakRss);
     }
@@ -164,6 +178,13 @@ const inventoryFigures = async (): Promise<Figure[]> => {
         target: `informational: bare Fastify writing its responses at the end of the turn, as the app does (p99 ${p99(runs.bareBatchedSingle)} ms, ${medianCpuUs(runs.bareBatchedSingle)} µs CPU per request)${failures(runs.bareBatchedSingle)}`,
       },
       {
+        name: 'nodes.bare_fastify_app_flags_single_node',
+        value: rps(runs.bareFlaggedSingle),
+        unit: 'req/s',
+        ceiling: { name: 'bare Fastify parsing the same 1-node bodies', value: bareSingle },
+        target: `informational: bare Fastify on the app's node flags (${APP_NODE_FLAGS.join(' ')}), as npm start runs the app (p99 ${p99(runs.bareFlaggedSingle)} ms, ${medianCpuUs(runs.bareFlaggedSingle)} µs CPU per request); the app over it, per round: ${runs.appSingle.map((r, i) => (r.rps / runs.bareFlaggedSingle[i].rps).toFixed(2)).join(', ')}${failures(runs.bareFlaggedSingle)}`,
+      },
+      {
         name: 'nodes.report_single_node',
         value: single,
         unit: 'req/s',
@@ -198,7 +219,13 @@ const inventoryFigures = async (): Promise<Figure[]> => {
       },
     ];
   } finally {
-    await Promise.all([bare.stop(), bareBatched.stop(), app.stop(), lean.stop()]);
+    await Promise.all([
+      bare.stop(),
+      bareBatched.stop(),
+      bareFlagged.stop(),
+      app.stop(),
+      lean.stop(),
+    ]);
   }
 };
 

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
+import { APP_NODE_FLAGS } from '../apps/control-plane/src/config/node-flags';
 import { median } from './lib';
 import type { LoadPlan, LoadResult } from './load';
 import type { ServerReply } from './server';
@@ -40,8 +41,13 @@ export const startServer = async (
 ): Promise<BenchServer> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fleet-bench-'));
   const child: ChildProcess = fork(path.join(build, 'server.js'), [], {
-    // BENCH_NODE_FLAGS in a build's settings (bench/ab.ts): node flags for that server only.
-    execArgv: [...serverFlags(), ...(env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
+    // The app as `npm start` runs it (APP_NODE_FLAGS), then BENCH_NODE_FLAGS from a build's
+    // settings (bench/ab.ts): node flags for that server only, the last of a name winning.
+    execArgv: [
+      ...serverFlags(),
+      ...(kind === 'app' ? APP_NODE_FLAGS : []),
+      ...(env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    ],
     env: {
       PATH: process.env.PATH,
       // A build copied out of this tree (bench/ab.ts) still finds this tree's packages.
