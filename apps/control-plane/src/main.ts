@@ -69,12 +69,7 @@ const main = async (): Promise<void> => {
   await app.listen({ port: config.port, host: config.host });
   clearTimeout(stuck);
   exitIfShutdownHangs();
-  log.log(
-    { url: `http://${config.host}:${config.port}`, dataDir: config.dataDir },
-    'control plane listening',
-  );
-  const open = openDataDirWarning(config.dataDir);
-  if (open) log.warn(open);
+  // Before the listening line, so whoever waits for that line has seen this one too.
   const missing = missingNodeFlags(process.execArgv, process.env.NODE_OPTIONS);
   if (missing.length > 0) {
     // Launched without `npm start` or the image's command: it runs, with more time in GC.
@@ -83,6 +78,12 @@ const main = async (): Promise<void> => {
       `started without node's ${missing.join(' ')} (see config/node-flags.ts): reports cost more CPU`,
     );
   }
+  log.log(
+    { url: `http://${config.host}:${config.port}`, dataDir: config.dataDir },
+    'control plane listening',
+  );
+  const open = openDataDirWarning(config.dataDir);
+  if (open) log.warn(open);
   if (generatedSecret) {
     // First start without AUTH_JWT_SECRET: hand the operator a way in, never an open API.
     const admin = await new TokenService(jwtSecret).sign({ sub: 'admin', roles: ['admin'] });

@@ -9,9 +9,13 @@ describe('APP_NODE_FLAGS', () => {
     const pkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8'));
     const start: string = pkg.scripts.start;
     const node = start.slice(start.indexOf('node '));
-    for (const flag of APP_NODE_FLAGS) expect(node.split(/\s+/)).toContain(flag);
-    // Before the script, where node reads its own options, not after it (the app's argv).
-    expect(node.indexOf('main.js')).toBeGreaterThan(node.indexOf(APP_NODE_FLAGS[0]));
+    const argv = node.split(/\s+/);
+    // Each before the script, where node reads its own options, not after it (the app's argv).
+    const script = argv.findIndex((a) => a.endsWith('main.js'));
+    for (const flag of APP_NODE_FLAGS) {
+      expect(argv).toContain(flag);
+      expect(argv.indexOf(flag)).toBeLessThan(script);
+    }
   });
 
   it("are on the command line of the Dockerfile's CMD", () => {
