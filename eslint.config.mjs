@@ -15,4 +15,20 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
+  {
+    // Positions are made by the event stores only; elsewhere they come from the store or from
+    // asLogPosition (a value read back or sent by a client), never cast from arithmetic.
+    files: ['**/*.ts'],
+    ignores: ['libs/eventstore/src/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression > TSTypeReference > Identifier[name='LogPosition']",
+          message:
+            'Positions are opaque: take them from the store, or asLogPosition for a stored one.',
+        },
+      ],
+    },
+  },
 );

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EventMetadata, eventIdFor, uuidV7 } from '../libs/kernel/src';
-import { NewEvent } from '../libs/eventstore/src/port';
+import { LOG_START, NewEvent } from '../libs/eventstore/src/port';
 import {
   EVENTS_SCHEMA,
   SQLITE_TUNING,
@@ -178,7 +178,7 @@ const portReplay = async (file: string): Promise<number> => {
   const store = new SqliteEventStore({ file });
   const counts = new Map<string, number>();
   let n = 0;
-  let after = 0;
+  let after = LOG_START;
   const t0 = performance.now();
   while (true) {
     const page = await store.readAll({ after, limit: REPLAY_PAGE });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
+import { asLogPosition } from '../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../libs/jobs/src/port';
 import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
 import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
@@ -168,7 +169,9 @@ describe('cordon sync to Kubernetes', () => {
   it('answers a cursor ahead of the log (a restored log) with every node and a current cursor', async () => {
     const current = (await directives('')).body as DirectivePage;
     const started = Date.now();
-    const res = await directives(`?since=${cursors.seal('c1', 999_999_999_999_999)}&wait=5`);
+    const res = await directives(
+      `?since=${cursors.seal('c1', asLogPosition(999_999_999_999_999))}&wait=5`,
+    );
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(200);
     expect(res.body.items).toEqual(current.items);

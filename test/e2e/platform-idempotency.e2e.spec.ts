@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { EventStore } from '../../libs/eventstore/src/port';
+import { EventStore, LogPosition } from '../../libs/eventstore/src/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import {
   IDEMPOTENCY_STORE,
@@ -33,7 +33,7 @@ describe.each([
    * Events the request caused, directly or through reactions: sagas and reactors keep the
    * correlation id of the request they follow (other background work may append meanwhile).
    */
-  const appendedBy = async (res: { headers: Record<string, string> }, after: number) =>
+  const appendedBy = async (res: { headers: Record<string, string> }, after: LogPosition) =>
     (await store.readAll({ after, limit: 10_000 })).filter(
       (e) => e.metadata.correlationId === res.headers['x-correlation-id'],
     );

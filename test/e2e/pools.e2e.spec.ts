@@ -285,7 +285,7 @@ describe('node pools over HTTP', () => {
         const [a, b] = await adoptedWithCpuPools(t, clusterId, ['a', 'b']);
         const head = (await request(t.url).get(`/v1/streams/cluster-${clusterId}`).set(admin)).body
           .events as Event[];
-        const since = head[head.length - 1].position + 1;
+        const since = head[head.length - 1].position;
         const ids = {
           scale: `${clusterId}-scale-a`,
           delA: `${clusterId}-del-a`,

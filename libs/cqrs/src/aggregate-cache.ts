@@ -1,3 +1,5 @@
+import { LogPosition } from '../../eventstore/src/port';
+
 /**
  * A bounded LRU of folded aggregate states keyed by stream. Entries carry the revision
  * they were folded to; the pipeline checks it against the store before trusting one.
@@ -6,7 +8,7 @@ export type CachedState<S> = {
   readonly state: S;
   readonly revision: number;
   /** The global position of the stream's event at `revision`. */
-  readonly position: number;
+  readonly position: LogPosition;
 };
 
 /** One aggregate's fold of a stream, and the next aggregate folding the same stream. */

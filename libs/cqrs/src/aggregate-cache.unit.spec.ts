@@ -1,9 +1,10 @@
+import { asLogPosition } from '../../eventstore/src/port';
 import { AggregateCache, CachedState } from './aggregate-cache';
 
 const at = (revision: number, state = `s${revision}`): CachedState<string> => ({
   state,
   revision,
-  position: revision * 10,
+  position: asLogPosition(revision * 10),
 });
 
 describe('AggregateCache', () => {

@@ -1,19 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { LOG_START, LogPosition, asLogPosition } from '../../eventstore/src/port';
 import { ReadModelStore } from '../../readmodels/src/port';
 
 /** Where reactors keep their checkpoints; they must outlive the process. */
 export interface CheckpointStore {
-  load(name: string): Promise<number>;
-  save(name: string, position: number): Promise<void>;
+  load(name: string): Promise<LogPosition>;
+  save(name: string, position: LogPosition): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Embedded mode: a small SQLite file beside the event log (never the events table itself). */
 export class SqliteCheckpointStore implements CheckpointStore {
   private readonly db: Database.Database;
-  private readonly select: Database.Statement<[string], { position: number }>;
+  private readonly select: Database.Statement<[string], { position: LogPosition }>;
   private readonly upsert: Database.Statement<[string, number]>;
 
   constructor(file: string) {
@@ -33,11 +34,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
     );
   }
 
-  async load(name: string): Promise<number> {
-    return this.select.get(name)?.position ?? 0;
+  async load(name: string): Promise<LogPosition> {
+    return this.select.get(name)?.position ?? LOG_START;
   }
 
-  async save(name: string, position: number): Promise<void> {
+  async save(name: string, position: LogPosition): Promise<void> {
     this.upsert.run(name, position);
   }
 
@@ -50,11 +51,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
 export class ReadModelCheckpointStore implements CheckpointStore {
   constructor(private readonly store: ReadModelStore) {}
 
-  load(name: string): Promise<number> {
-    return this.store.checkpoint(`reactor:${name}`);
+  async load(name: string): Promise<LogPosition> {
+    return asLogPosition(await this.store.checkpoint(`reactor:${name}`));
   }
 
-  save(name: string, position: number): Promise<void> {
+  save(name: string, position: LogPosition): Promise<void> {
     return this.store.commit(`reactor:${name}`, [], position);
   }
 

@@ -12,6 +12,8 @@ import {
   ConcurrencyConflictError,
   EventStore,
   ExpectedRevision,
+  LOG_START,
+  LogPosition,
   NewEvent,
 } from '../../eventstore/src/port';
 import { AggregateCache, CachedState } from './aggregate-cache';
@@ -30,14 +32,14 @@ export type CommandResult<E, S> = {
   readonly revision: number | null;
   /** False when nothing was appended: the decider saw nothing to change, or an idempotent replay. */
   readonly appended: boolean;
-  /** Global position of the last event appended (0 when nothing was), for read-your-writes waits. */
-  readonly position: number;
+  /** Global position of the last event appended (LOG_START when nothing was), for read-your-writes waits. */
+  readonly position: LogPosition;
   /**
-   * Global position of the stream's last event that `state` includes (0 when there is none):
+   * Global position of the stream's last event that `state` includes (LOG_START when none):
    * for a command that changed nothing, what a read-your-writes wait waits for, since the
    * state it was decided on may be newer than a read model (another request's append).
    */
-  readonly headPosition: number;
+  readonly headPosition: LogPosition;
 };
 
 export type PipelineObserver = (outcome: {
@@ -90,10 +92,10 @@ export class CommandPipeline {
   async load<E extends Message, S>(
     aggregate: Folding<E, S>,
     streamId: string,
-  ): Promise<{ state: S; revision: number | null; position: number }> {
+  ): Promise<{ state: S; revision: number | null; position: LogPosition }> {
     const head = await this.store.streamRevision(streamId);
     if (head === null) {
-      return { state: aggregate.decider.initialState(), revision: null, position: 0 };
+      return { state: aggregate.decider.initialState(), revision: null, position: LOG_START };
     }
     const cached = this.cache.get<S>(aggregate.name, streamId);
     if (cached && cached.revision === head) return cached;
@@ -102,7 +104,7 @@ export class CommandPipeline {
     const entry = await this.fold(aggregate, streamId, {
       state: fromCache ? cached.state : aggregate.decider.initialState(),
       from: fromCache ? cached.revision + 1 : 0,
-      position: cached?.position ?? 0,
+      position: cached?.position ?? LOG_START,
     });
     this.cache.set(aggregate.name, streamId, entry);
     return entry;
@@ -117,10 +119,10 @@ export class CommandPipeline {
     aggregate: Folding<E, S>,
     streamId: string,
     revision: number,
-  ): Promise<{ state: S; revision: number; position: number }> {
+  ): Promise<{ state: S; revision: number; position: LogPosition }> {
     const cached = this.cache.get<S>(aggregate.name, streamId);
     if (cached && cached.revision === revision) return cached;
-    const initial = { state: aggregate.decider.initialState(), from: 0, position: 0 };
+    const initial = { state: aggregate.decider.initialState(), from: 0, position: LOG_START };
     return this.fold(aggregate, streamId, initial, revision);
   }
 
@@ -128,7 +130,7 @@ export class CommandPipeline {
   private async fold<E extends Message, S>(
     aggregate: Folding<E, S>,
     streamId: string,
-    start: { state: S; from: number; position: number },
+    start: { state: S; from: number; position: LogPosition },
     until?: number,
   ): Promise<CachedState<S>> {
     let { state, from, position } = start;
@@ -211,7 +213,7 @@ export class CommandPipeline {
         state: cached.state,
         revision: head,
         appended: false,
-        position: 0,
+        position: LOG_START,
         headPosition: cached.position,
       };
     }
@@ -280,7 +282,7 @@ export class CommandPipeline {
       state: cached.state,
       revision: head,
       appended: false,
-      position: 0,
+      position: LOG_START,
       headPosition: cached.position,
     };
   }
@@ -299,7 +301,14 @@ export class CommandPipeline {
         const events = aggregate.decider.decide(command, state);
         if (events.length === 0) {
           this.report(aggregate, command, started, 'noop', 0);
-          return { events, state, revision, appended: false, position: 0, headPosition: position };
+          return {
+            events,
+            state,
+            revision,
+            appended: false,
+            position: LOG_START,
+            headPosition: position,
+          };
         }
         const expected: ExpectedRevision = revision ?? 'no_stream';
         try {

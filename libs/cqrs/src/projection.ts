@@ -1,4 +1,4 @@
-import { StoredEvent } from '../../eventstore/src/port';
+import { StoredEvent, asLogPosition } from '../../eventstore/src/port';
 import { Doc, ReadModelStore, WriteOp } from '../../readmodels/src/port';
 import { Subscriber } from './subscription-runner';
 
@@ -60,7 +60,7 @@ export const projectionSubscriber = (projection: Projection, store: ReadModelSto
   let pending: WriteOp[] = [];
   return {
     name: `projection:${projection.name}`,
-    loadCheckpoint: () => store.checkpoint(projection.name),
+    loadCheckpoint: async () => asLogPosition(await store.checkpoint(projection.name)),
     async handle(events) {
       const writer = new PageWriter(store);
       for (const event of events) await projection.apply(event, writer);

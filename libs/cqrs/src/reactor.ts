@@ -1,4 +1,4 @@
-import { StoredEvent } from '../../eventstore/src/port';
+import { LOG_START, LogPosition, StoredEvent, laterPosition } from '../../eventstore/src/port';
 import { CheckpointStore } from './checkpoint-store';
 import { Subscriber } from './subscription-runner';
 
@@ -31,8 +31,8 @@ export const reactorSubscriber = (
   options: ReactorOptions = {},
 ): Subscriber => {
   const every = options.saveEveryMs ?? 100;
-  let latest = -1;
-  let written = -1;
+  let latest: LogPosition = LOG_START;
+  let written: LogPosition = LOG_START;
   let lastWriteAt = -Infinity;
   let timer: NodeJS.Timeout | undefined;
   // Writes run one after another, so a later position is never overwritten by an earlier one.
@@ -45,7 +45,7 @@ export const reactorSubscriber = (
         if (latest <= written) return;
         const position = latest;
         await checkpoints.save(reactor.name, position);
-        written = Math.max(written, position);
+        written = laterPosition(written, position);
       });
     return writing;
   };
@@ -59,7 +59,7 @@ export const reactorSubscriber = (
       for (const event of events) await reactor.react(event);
     },
     async saveCheckpoint(position) {
-      latest = Math.max(latest, position);
+      latest = laterPosition(latest, position);
       const wait = lastWriteAt + every - performance.now();
       if (wait <= 0) return write();
       // Within the window: the timer writes the latest position when it ends (a failed write is

@@ -1,5 +1,15 @@
 import { settleWithin } from '../../kernel/src/within';
-import { EventStore, ReadAllOptions, StoredEvent } from '../../eventstore/src/port';
+import {
+  EventStore,
+  LOG_START,
+  LogPosition,
+  ReadAllOptions,
+  StoredEvent,
+  laterPosition,
+} from '../../eventstore/src/port';
+
+/** Lag is counted by reading the log, up to this many events (a lag of this means "at least"). */
+export const LAG_COUNT_CAP = 100_000;
 
 /**
  * A consumer of the global log: a projection or a reactor. It owns where its checkpoint
@@ -7,19 +17,20 @@ import { EventStore, ReadAllOptions, StoredEvent } from '../../eventstore/src/po
  */
 export interface Subscriber {
   readonly name: string;
-  loadCheckpoint(): Promise<number>;
+  loadCheckpoint(): Promise<LogPosition>;
   /** Handles a page of events in order. Must be idempotent: delivery is at-least-once. */
   handle(events: readonly StoredEvent[]): Promise<void>;
   /** Stores the checkpoint once `handle` has succeeded (projections may store it with their writes). */
-  saveCheckpoint(position: number): Promise<void>;
+  saveCheckpoint(position: LogPosition): Promise<void>;
   /** Called once the runner stopped delivering (e.g. to write a checkpoint it held back). */
   stop?(): Promise<void>;
 }
 
 export type SubscriptionStatus = {
   readonly name: string;
-  readonly checkpoint: number;
-  readonly head: number;
+  readonly checkpoint: LogPosition;
+  readonly head: LogPosition;
+  /** Events between the checkpoint and the head, counted up to LAG_COUNT_CAP. */
   readonly lag: number;
   readonly failing: boolean;
   readonly consecutiveFailures: number;
@@ -37,8 +48,8 @@ export type RunnerOptions = {
 };
 
 class Subscription {
-  checkpoint = 0;
-  head = 0;
+  checkpoint: LogPosition = LOG_START;
+  head: LogPosition = LOG_START;
   failing = false;
   consecutiveFailures = 0;
   lastError: string | null = null;
@@ -47,7 +58,7 @@ class Subscription {
   private stopped = false;
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
-  private readonly idleWaiters: Array<{ position: number; resolve: () => void }> = [];
+  private readonly idleWaiters: Array<{ position: LogPosition; resolve: () => void }> = [];
 
   constructor(
     readonly subscriber: Subscriber,
@@ -74,7 +85,7 @@ class Subscription {
   }
 
   /** Resolves once the checkpoint has reached `position`. */
-  reached(position: number): Promise<void> {
+  reached(position: LogPosition): Promise<void> {
     if (this.checkpoint >= position) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push({ position, resolve }));
   }
@@ -93,7 +104,7 @@ class Subscription {
         continue;
       }
       if (page.length === 0) {
-        this.head = Math.max(this.head, this.checkpoint);
+        this.head = laterPosition(this.head, this.checkpoint);
         await this.sleep(this.options.pollMs);
         continue;
       }
@@ -102,7 +113,7 @@ class Subscription {
         const last = page[page.length - 1].position;
         await this.subscriber.saveCheckpoint(last);
         this.checkpoint = last;
-        this.head = Math.max(this.head, last);
+        this.head = laterPosition(this.head, last);
         this.handled += page.length;
         this.failing = false;
         this.consecutiveFailures = 0;
@@ -218,7 +229,7 @@ export class SubscriptionRunner {
   }
 
   /** Resolves when every subscriber (or the named ones) has handled the log up to `position`. */
-  async caughtUp(position?: number, names?: readonly string[]): Promise<void> {
+  async caughtUp(position?: LogPosition, names?: readonly string[]): Promise<void> {
     const target = position ?? (await this.store.headPosition());
     const subs = [...this.subscriptions.values()].filter(
       (s) => !names || names.includes(s.subscriber.name),
@@ -230,15 +241,19 @@ export class SubscriptionRunner {
    * Read-your-writes for a command's response: waits (bounded) until the named subscribers
    * have handled `position`. Resolves false on timeout; the write itself is durable either way.
    */
-  async settle(position: number, names: readonly string[], timeoutMs = 5000): Promise<boolean> {
-    if (position <= 0 || this.reachedNow(position, names)) return true;
+  async settle(
+    position: LogPosition,
+    names: readonly string[],
+    timeoutMs = 5000,
+  ): Promise<boolean> {
+    if (position <= LOG_START || this.reachedNow(position, names)) return true;
     const outcome = await settleWithin(this.caughtUp(position, names), timeoutMs);
     if (outcome.status === 'rejected') throw outcome.reason;
     return outcome.status === 'fulfilled';
   }
 
   /** Whether the named subscribers have handled `position` already (no promise: the usual case). */
-  reachedNow(position: number, names: readonly string[]): boolean {
+  reachedNow(position: LogPosition, names: readonly string[]): boolean {
     for (const name of names) {
       const s = this.subscriptions.get(name);
       if (s !== undefined && s.checkpoint < position) return false;
@@ -248,11 +263,21 @@ export class SubscriptionRunner {
 
   async status(): Promise<SubscriptionStatus[]> {
     const head = await this.store.headPosition();
-    return [...this.subscriptions.values()].map((s) => ({
+    const subs = [...this.subscriptions.values()];
+    // Counted by reading, once per distinct checkpoint behind the head (usually none).
+    const lags = new Map<LogPosition, Promise<number>>();
+    for (const s of subs) {
+      if (s.checkpoint < head && !lags.has(s.checkpoint))
+        lags.set(s.checkpoint, this.store.countAfter(s.checkpoint, LAG_COUNT_CAP));
+    }
+    const lagOf = async (checkpoint: LogPosition): Promise<number> =>
+      (await lags.get(checkpoint)) ?? 0;
+    const counted = await Promise.all(subs.map((s) => lagOf(s.checkpoint)));
+    return subs.map((s, i) => ({
       name: s.subscriber.name,
       checkpoint: s.checkpoint,
       head,
-      lag: Math.max(0, head - s.checkpoint),
+      lag: counted[i],
       failing: s.failing,
       consecutiveFailures: s.consecutiveFailures,
       lastError: s.lastError,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CommandContext, Decider, DomainError, EventCodec, SYSTEM_ACTOR } from '../../kernel/src';
 import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
-import { ConcurrencyConflictError } from '../../eventstore/src/port';
+import { ConcurrencyConflictError, LOG_START } from '../../eventstore/src/port';
 import { CommandPipeline } from '../src/command-pipeline';
 
 type Cmd =
@@ -123,7 +123,12 @@ describe('the command pipeline', () => {
     const noop = { type: 'Add', data: { amount: 0 } } as const;
 
     it('is answered from the cached state, reported once as a no-op, appending nothing', async () => {
-      await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 3 } }, ctx());
+      const first = await pipeline.handle(
+        aggregate,
+        'counter-a',
+        { type: 'Add', data: { amount: 3 } },
+        ctx(),
+      );
       const outcomes: string[] = [];
       pipeline.onOutcome((o) => outcomes.push(`${o.command}:${o.result}`));
       const read = jest.spyOn(store, 'readStream');
@@ -133,12 +138,12 @@ describe('the command pipeline', () => {
         state: { total: 3, closed: false },
         revision: 0,
         appended: false,
-        position: 0,
-        headPosition: 1,
+        position: LOG_START,
+        headPosition: first.position,
       });
       expect(read).not.toHaveBeenCalled();
       expect(outcomes).toEqual(['Add:noop']);
-      expect(await store.headPosition()).toBe(1);
+      expect(await store.headPosition()).toBe(first.position);
     });
 
     it('is decided afresh when another writer appended since the cache was filled', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CommandContext, Decider, EventCodec, SYSTEM_ACTOR } from '../../kernel/src';
 import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
-import { EventStore } from '../../eventstore/src/port';
+import { EventStore, LOG_START } from '../../eventstore/src/port';
 import { CommandPipeline, PipelineObserver } from '../src/command-pipeline';
 
 type Cmd = { type: 'Add'; data: { amount: number } } | { type: 'Reset'; data: { to: 'same' } };
@@ -84,8 +84,8 @@ describe.each([
       state: { total: 2 },
       revision: 0,
       appended: false,
-      position: 0,
-      headPosition: 1,
+      position: LOG_START,
+      headPosition: (await sqlite.readStream('counter-a'))[0].position,
     });
     expect(got[0]).toEqual(await pipeline.handle(aggregate, 'counter-a', add(0), ctx()));
     expect(got.slice(1)).toEqual([undefined, undefined, undefined, undefined]);

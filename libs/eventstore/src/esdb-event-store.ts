@@ -23,7 +23,10 @@ import {
   EventStore,
   ExpectedRevision,
   IdempotencyMismatchError,
+  LOG_START,
+  LogPosition,
   NewEvent,
+  asLogPosition,
   ReadAllOptions,
   ReadStreamOptions,
   StoredEvent,
@@ -51,7 +54,7 @@ const toStored = (e: RecordedEvent): StoredEvent => ({
   streamId: e.streamId,
   revision: Number(e.revision),
   // Recorded positions come with servers newer than 22.6, which we require.
-  position: Number(e.position?.commit ?? -1n),
+  position: asLogPosition(Number(e.position?.commit ?? -1n)),
 });
 
 const isNotFound = (error: unknown): boolean => error instanceof StreamNotFoundError;
@@ -94,7 +97,7 @@ export class EsdbEventStore implements EventStore {
       );
       return {
         revision: Number(result.nextExpectedRevision),
-        position: Number(result.position?.commit ?? -1n),
+        position: asLogPosition(Number(result.position?.commit ?? -1n)),
         // Old servers answer a replay they detected themselves without a position.
         appended: result.position !== undefined,
       };
@@ -150,7 +153,7 @@ export class EsdbEventStore implements EventStore {
     if (found < ids.size) return 'partial';
     return {
       revision: Number(head.revision),
-      position: Number(head.position?.commit ?? -1n),
+      position: asLogPosition(Number(head.position?.commit ?? -1n)),
       appended: false,
     };
   }
@@ -222,17 +225,22 @@ export class EsdbEventStore implements EventStore {
     return out;
   }
 
-  async headPosition(): Promise<number> {
+  async headPosition(): Promise<LogPosition> {
     for await (const resolved of this.client.readAll({
       direction: BACKWARDS,
       fromPosition: END,
       maxCount: READ_ALL_PAGE,
     })) {
       if (resolved.event && !isSystem(resolved.event))
-        return Number(resolved.event.position.commit);
+        return asLogPosition(Number(resolved.event.position.commit));
     }
     // Only system events near the end (or none at all): an approximation a fresh log never hits.
-    return 0;
+    return LOG_START;
+  }
+
+  /** Counted by reading (positions are byte offsets here): at most `cap` events are read. */
+  async countAfter(after: LogPosition, cap: number): Promise<number> {
+    return (await this.readAll({ after, limit: cap })).length;
   }
 
   /** One live subscription per listener, re-established with a backoff whenever it drops. */

@@ -4,6 +4,28 @@ import { DomainError, EventMetadata } from '../../kernel/src';
  * The event store port. Streams are `<category>-<id>`; revisions count from 0 within
  * a stream; positions order every event of every stream (the `$all` order) and only grow.
  */
+
+declare const logPositionBrand: unique symbol;
+/**
+ * Where an event sits in the global log. Opaque: compare it (`<`, `>`, `===`), store it and send
+ * it as it is, never add to it or subtract from it. KurrentDB's positions are byte offsets in its
+ * log and the embedded store's are sparse, so arithmetic on them means nothing; the brand makes
+ * the result of any arithmetic a plain number that no port call accepts.
+ */
+export type LogPosition = number & { readonly [logPositionBrand]: 'LogPosition' };
+
+/** Before the first event: `readAll({ after: LOG_START })` reads from the beginning. */
+export const LOG_START = 0 as LogPosition;
+
+/** The later of two positions. */
+export const laterPosition = (a: LogPosition, b: LogPosition): LogPosition => (a > b ? a : b);
+
+/**
+ * A position as a client sent it (the audit API's `fromPosition`, a checkpoint read back from a
+ * store): trusted as it is; a store refuses one that is no event's position with
+ * InvalidPositionError where it can tell.
+ */
+export const asLogPosition = (value: number): LogPosition => value as LogPosition;
 export type ExpectedRevision =
   /** The stream must not exist yet (first registration, the upsert rule). */
   | 'no_stream'
@@ -23,21 +45,21 @@ export type NewEvent = {
 export type StoredEvent = NewEvent & {
   readonly streamId: string;
   readonly revision: number;
-  readonly position: number;
+  readonly position: LogPosition;
 };
 
 export type AppendResult = {
   /** The stream's revision after the append (its last event's revision). */
   readonly revision: number;
   /** The global position of the last event written, or of the stream's head for a no-op. */
-  readonly position: number;
+  readonly position: LogPosition;
   /** False when every event id was already stored: an idempotent replay appended nothing. */
   readonly appended: boolean;
 };
 
 export type ReadAllOptions = {
   /** Exclusive: only events with a position greater than this. Omit to start at the beginning. */
-  readonly after?: number;
+  readonly after?: LogPosition;
   readonly limit: number;
   /** Only events of these stored type names. */
   readonly types?: readonly string[];
@@ -60,6 +82,20 @@ export class ConcurrencyConflictError extends DomainError {
       `stream ${streamId} is at revision ${actual ?? 'no_stream'}, expected ${expected}`,
       'conflict',
       { streamId, expected, actual },
+    );
+  }
+}
+
+/** A read from a position that is no event's position in this log (e.g. from another store). */
+export class InvalidPositionError extends DomainError {
+  constructor(readonly position: LogPosition) {
+    super(
+      'invalid_position',
+      `position ${position} is not an event's position in this log`,
+      'invalid',
+      {
+        position,
+      },
     );
   }
 }
@@ -102,8 +138,13 @@ export interface EventStore {
   streamRevisionsNow?(streamIds: readonly string[]): Array<number | null>;
   /** Events in global commit order. */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
-  /** The position of the newest event, 0 when the log is empty. */
-  headPosition(): Promise<number>;
+  /** The position of the newest event, LOG_START when the log is empty. */
+  headPosition(): Promise<LogPosition>;
+  /**
+   * How many events lie after `after`, counted up to `cap` (an answer of `cap` means "at least").
+   * Lag is measured with this, never by subtracting positions.
+   */
+  countAfter(after: LogPosition, cap: number): Promise<number>;
   /**
    * Calls `listener` (without arguments, possibly coalesced) whenever new events may be
    * readable. Readers then catch up with readAll from their own checkpoint, so a missed or

@@ -2,6 +2,8 @@ import {
   AppendResult,
   EventStore,
   ExpectedRevision,
+  LOG_START,
+  LogPosition,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -25,9 +27,10 @@ const PAGE = 1000;
  */
 export class SharedReadsEventStore implements EventStore {
   private window: StoredEvent[] = [];
-  /** Exclusive start and inclusive end of the window's positions; start = end = -1 when empty. */
-  private start = -1;
-  private end = -1;
+  /** Whether a window is held; its exclusive start and inclusive end positions. */
+  private held = false;
+  private start: LogPosition = LOG_START;
+  private end: LogPosition = LOG_START;
   /** Notifications seen (bumped before readers are told), and the count when the window last reached the head. */
   private notified = 0;
   private headAt = -1;
@@ -40,8 +43,8 @@ export class SharedReadsEventStore implements EventStore {
   ) {}
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
-    const after = options.after ?? 0;
-    if (options.types !== undefined || this.start < 0 || after < this.start || after > this.end) {
+    const after = options.after ?? LOG_START;
+    if (options.types !== undefined || !this.held || after < this.start || after > this.end) {
       const generation = this.notified;
       const page = await this.store.readAll(options);
       if (options.types === undefined) this.restart(after, page, options.limit, generation);
@@ -83,16 +86,22 @@ export class SharedReadsEventStore implements EventStore {
   }
 
   /** A read from outside the window starts a new one when it reached the head. */
-  private restart(after: number, page: StoredEvent[], limit: number, generation: number): void {
+  private restart(
+    after: LogPosition,
+    page: StoredEvent[],
+    limit: number,
+    generation: number,
+  ): void {
     if (page.length >= limit) return; // not at the head yet: catching up, not worth keeping
-    if (this.start >= 0 && after >= this.start && after <= this.end) return; // already covered
+    if (this.held && after >= this.start && after <= this.end) return; // already covered
+    this.held = true;
     this.window = page.slice();
     this.start = after;
     this.end = page.length > 0 ? page[page.length - 1].position : after;
     this.headAt = generation;
   }
 
-  private extend(from: number, page: StoredEvent[], limit: number, generation: number): void {
+  private extend(from: LogPosition, page: StoredEvent[], limit: number, generation: number): void {
     // Only a read continuing exactly at the window's end keeps it complete.
     if (from !== this.end) return;
     if (page.length < limit) this.headAt = generation;
@@ -106,7 +115,7 @@ export class SharedReadsEventStore implements EventStore {
     }
   }
 
-  private firstAfter(position: number): number {
+  private firstAfter(position: LogPosition): number {
     let lo = 0;
     let hi = this.window.length;
     while (lo < hi) {
@@ -138,8 +147,12 @@ export class SharedReadsEventStore implements EventStore {
     return Promise.all(streamIds.map((id) => this.store.streamRevision(id)));
   }
 
-  headPosition(): Promise<number> {
+  headPosition(): Promise<LogPosition> {
     return this.store.headPosition();
+  }
+
+  countAfter(after: LogPosition, cap: number): Promise<number> {
+    return this.store.countAfter(after, cap);
   }
 
   watch(listener: () => void): () => void {

@@ -6,6 +6,8 @@ import {
   EventStore,
   ExpectedRevision,
   IdempotencyMismatchError,
+  LOG_START,
+  LogPosition,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -87,7 +89,7 @@ export const SQLITE_TUNING: readonly string[] = [
 ];
 
 const COLUMNS = 'position, event_id, stream_id, revision, type, data, metadata';
-type Row = [number, string, string, number, string, string, string];
+type Row = [LogPosition, string, string, number, string, string, string];
 /** [eventId, type, data JSON, metadata JSON], serialized before the flush so a bad payload fails alone. */
 type EncodedEvent = [string, string, string, string];
 
@@ -108,6 +110,13 @@ const matches = (expected: ExpectedRevision, current: number | null): boolean =>
 // instance that loaded it, so under jest's per-file registries instanceof fails at random.
 const isUniqueViolation = (error: unknown): boolean =>
   (error as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+
+/**
+ * How far the next event's position lies past the one before: the event's size, as on KurrentDB
+ * where a position is a byte offset. Positions are sparse so that no code can come to count with
+ * them (1, 2, 3 would let `position - 1` pass every test here and fail on a real server).
+ */
+const positionStep = (event: EncodedEvent): number => event[2].length + event[3].length + 64;
 
 /** Raw rows and a plain loop: replay speed is dominated by this mapping. */
 const toStoredEvents = (rows: readonly Row[]): StoredEvent[] => {
@@ -140,7 +149,7 @@ export class SqliteEventStore implements EventStore {
   private readonly listeners = new Set<() => void>();
   private pollTimer: NodeJS.Timeout | undefined;
   private notifyScheduled = false;
-  private lastSeenHead = 0;
+  private lastSeenHead: LogPosition = LOG_START;
   private counters = { flushes: 0, appends: 0, events: 0 };
   /**
    * Stream heads this connection knows exactly (-1: no such stream): every head it read, and
@@ -158,14 +167,15 @@ export class SqliteEventStore implements EventStore {
     savepoint: Database.Statement;
     rollbackTo: Database.Statement;
     release: Database.Statement;
-    insert: Database.Statement<[string, string, number, string, string, string]>;
-    head: Database.Statement<[string], [number, number]>;
+    insert: Database.Statement<[number, string, string, number, string, string, string]>;
+    head: Database.Statement<[string], [number, LogPosition]>;
     heads: Database.Statement<[string], number | null>;
     streamOfId: Database.Statement<[string], string>;
-    maxPosition: Database.Statement<[], number | null>;
+    maxPosition: Database.Statement<[], LogPosition | null>;
+    countAfter: Database.Statement<[LogPosition, number], number>;
     dataVersion: Database.Statement<[], number>;
-    readAll: Database.Statement<[number, number], Row>;
-    readAllTypes: Database.Statement<[number, string, number], Row>;
+    readAll: Database.Statement<[LogPosition, number], Row>;
+    readAllTypes: Database.Statement<[LogPosition, string, number], Row>;
     readStream: Database.Statement<[string, number, number], Row>;
   };
 
@@ -188,10 +198,10 @@ export class SqliteEventStore implements EventStore {
       rollbackTo: db.prepare('ROLLBACK TO append'),
       release: db.prepare('RELEASE append'),
       insert: db.prepare(
-        'INSERT INTO events (event_id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (position, event_id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       head: db
-        .prepare<[string], [number, number]>(
+        .prepare<[string], [number, LogPosition]>(
           'SELECT revision, position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
         )
         .raw(),
@@ -204,15 +214,20 @@ export class SqliteEventStore implements EventStore {
       streamOfId: db
         .prepare<[string], string>('SELECT stream_id FROM events WHERE event_id = ?')
         .pluck(),
-      maxPosition: db.prepare<[], number | null>('SELECT max(position) FROM events').pluck(),
+      maxPosition: db.prepare<[], LogPosition | null>('SELECT max(position) FROM events').pluck(),
+      countAfter: db
+        .prepare<[LogPosition, number], number>(
+          'SELECT count(*) FROM (SELECT 1 FROM events WHERE position > ? LIMIT ?)',
+        )
+        .pluck(),
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       readAll: db
-        .prepare<[number, number], Row>(
+        .prepare<[LogPosition, number], Row>(
           `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
         )
         .raw(),
       readAllTypes: db
-        .prepare<[number, string, number], Row>(
+        .prepare<[LogPosition, string, number], Row>(
           `SELECT ${COLUMNS} FROM events WHERE position > ? AND type IN (SELECT value FROM json_each(?))
            ORDER BY position LIMIT ?`,
         )
@@ -223,7 +238,7 @@ export class SqliteEventStore implements EventStore {
         )
         .raw(),
     };
-    this.lastSeenHead = this.stmt.maxPosition.get() ?? 0;
+    this.lastSeenHead = this.stmt.maxPosition.get() ?? LOG_START;
   }
 
   /** Group-commit counters, read-only, for tests and metrics. */
@@ -269,9 +284,11 @@ export class SqliteEventStore implements EventStore {
     let written = 0;
     try {
       this.stmt.begin.run();
+      // Read under the write lock: another connection's appends are counted in.
+      const tail = { position: this.stmt.maxPosition.get() ?? LOG_START };
       for (let i = 0; i < batch.length; i++) {
         try {
-          const result = this.applyOne(batch[i]);
+          const result = this.applyOne(batch[i], tail);
           if (result.appended) written += batch[i].events.length;
           outcomes[i] = { ok: true, result };
         } catch (error) {
@@ -308,7 +325,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** Validates and writes one append inside the flush transaction; sees earlier appends of the batch. */
-  private applyOne(p: PendingAppend): AppendResult {
+  private applyOne(p: PendingAppend, tail: { position: LogPosition }): AppendResult {
     const head = this.stmt.head.get(p.streamId);
     const current = head ? head[0] : null;
     if (!matches(p.expected, current)) {
@@ -320,12 +337,20 @@ export class SqliteEventStore implements EventStore {
     const many = p.events.length > 1;
     if (many) this.stmt.savepoint.run();
     let revision = current ?? -1;
-    let position = 0;
+    let position = tail.position;
     try {
-      for (const [eventId, type, data, metadata] of p.events) {
+      for (const event of p.events) {
         revision++;
-        position = Number(
-          this.stmt.insert.run(eventId, p.streamId, revision, type, data, metadata).lastInsertRowid,
+        // The one place a position is made: the next one past the log's tail, never counted with.
+        position = (position + positionStep(event)) as LogPosition;
+        this.stmt.insert.run(
+          position,
+          event[0],
+          p.streamId,
+          revision,
+          event[1],
+          event[2],
+          event[3],
         );
       }
     } catch (error) {
@@ -339,6 +364,7 @@ export class SqliteEventStore implements EventStore {
       throw error;
     }
     if (many) this.stmt.release.run();
+    tail.position = position;
     return { revision, position, appended: true };
   }
 
@@ -438,7 +464,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {
-    const after = options.after ?? 0;
+    const after = options.after ?? LOG_START;
     const rows =
       options.types === undefined
         ? this.stmt.readAll.all(after, options.limit)
@@ -446,8 +472,12 @@ export class SqliteEventStore implements EventStore {
     return toStoredEvents(rows);
   }
 
-  async headPosition(): Promise<number> {
-    return this.stmt.maxPosition.get() ?? 0;
+  async headPosition(): Promise<LogPosition> {
+    return this.stmt.maxPosition.get() ?? LOG_START;
+  }
+
+  async countAfter(after: LogPosition, cap: number): Promise<number> {
+    return this.stmt.countAfter.get(after, cap) ?? 0;
   }
 
   watch(listener: () => void): () => void {
@@ -466,7 +496,7 @@ export class SqliteEventStore implements EventStore {
   private poll(): void {
     if (this.closed) return;
     try {
-      const head = this.stmt.maxPosition.get() ?? 0;
+      const head = this.stmt.maxPosition.get() ?? LOG_START;
       if (head > this.lastSeenHead) this.notify();
     } catch {
       // A busy or failing read only delays the notification to the next tick.

@@ -4,6 +4,8 @@ import {
   ConcurrencyConflictError,
   EventStore,
   IdempotencyMismatchError,
+  LOG_START,
+  LogPosition,
   NewEvent,
   StoredEvent,
 } from '../src/port';
@@ -28,7 +30,7 @@ const event = (type = 'TestHappened.v1', data: unknown = { n: 1 }): NewEvent => 
 const stream = (category = 'test'): string => `${category}-${randomUUID().replace(/-/g, '')}`;
 
 /** Every event in the log after `after`, paging through readAll. */
-const readAllFrom = async (store: EventStore, after: number): Promise<StoredEvent[]> => {
+const readAllFrom = async (store: EventStore, after: LogPosition): Promise<StoredEvent[]> => {
   const all: StoredEvent[] = [];
   let from = after;
   while (true) {
@@ -181,13 +183,14 @@ export function eventStoreContract(
           data: { nodeId: 'n-1', reason: 'maintenance', gpus: [{ uuid: 'GPU-1', model: 'H100' }] },
           metadata: metadata({ commandId: randomUUID() }),
         };
+        const head = await store.headPosition();
         await store.append(s, [sent], 'no_stream');
         const [got] = await store.readStream(s);
         expect(got).toMatchObject({ ...sent, streamId: s, revision: 0 });
         expect(got.metadata).toEqual(sent.metadata);
-        const [fromAll] = await store.readAll({ after: got.position - 1, limit: 1 });
-        expect(fromAll.eventId).toBe(sent.eventId);
-        expect(fromAll.metadata).toEqual(sent.metadata);
+        const fromAll = (await readAllFrom(store, head)).find((e) => e.eventId === sent.eventId);
+        expect(fromAll?.position).toBe(got.position);
+        expect(fromAll?.metadata).toEqual(sent.metadata);
       });
     });
 
@@ -246,9 +249,45 @@ export function eventStoreContract(
         expect(limited.map((e) => e.revision)).toEqual([2]);
       });
 
+      it('reads after a position exclusively: a page ends where the next one starts', async () => {
+        const s = stream();
+        const head = await store.headPosition();
+        await store.append(
+          s,
+          [0, 1, 2].map((n) => event('TestHappened.v1', { n })),
+          'no_stream',
+        );
+        const mine = (await readAllFrom(store, head)).filter((e) => e.streamId === s);
+        expect(mine.map((e) => e.revision)).toEqual([0, 1, 2]);
+        const afterFirst = (await readAllFrom(store, mine[0].position)).filter(
+          (e) => e.streamId === s,
+        );
+        expect(afterFirst.map((e) => e.revision)).toEqual([1, 2]);
+        const afterLast = (await readAllFrom(store, mine[2].position)).filter(
+          (e) => e.streamId === s,
+        );
+        expect(afterLast).toEqual([]);
+      });
+
+      it('counts the events after a position, up to a cap', async () => {
+        const s = stream();
+        const head = await store.headPosition();
+        await store.append(
+          s,
+          [0, 1, 2, 3].map((n) => event('TestHappened.v1', { n })),
+          'no_stream',
+        );
+        const [first] = await store.readStream(s, { limit: 1 });
+        // Other writers of a shared server may add events: at least ours are counted.
+        expect(await store.countAfter(head, 1000)).toBeGreaterThanOrEqual(4);
+        expect(await store.countAfter(first.position, 1000)).toBeGreaterThanOrEqual(3);
+        expect(await store.countAfter(head, 2)).toBe(2);
+        expect(await store.countAfter(await store.headPosition(), 1000)).toBe(0);
+      });
+
       it('reports the head position', async () => {
         const before = await store.headPosition();
-        expect(before).toBeGreaterThanOrEqual(0);
+        expect(before).toBeGreaterThanOrEqual(LOG_START);
         const result = await store.append(stream(), [event()], 'no_stream');
         const after = await store.headPosition();
         expect(after).toBeGreaterThan(before);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { NewEvent, StoredEvent } from '../src/port';
+import { LOG_START, NewEvent, StoredEvent } from '../src/port';
 import { SharedReadsEventStore } from '../src/shared-reads';
 import { SqliteEventStore } from '../src/sqlite-event-store';
 import { eventStoreContract } from './event-store.contract';
@@ -41,7 +41,7 @@ describe('SharedReadsEventStore', () => {
     const { inner, store, cleanup } = open();
     try {
       const readers = Array.from({ length: 6 }, (_, i) => ({
-        checkpoint: 0,
+        checkpoint: LOG_START,
         seen: [] as StoredEvent[],
         limit: [3, 7, 1000, 2, 50, 11][i],
       }));

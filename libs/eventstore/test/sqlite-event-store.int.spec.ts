@@ -128,6 +128,25 @@ describe('SqliteEventStore', () => {
     });
   });
 
+  it('hands out sparse positions, growing by more than one, in one append and across appends', async () => {
+    await store.append('node-1', [event(), event(), event()], 'no_stream');
+    await Promise.all([
+      store.append('node-2', [event()], 'no_stream'),
+      store.append('node-3', [event()], 'no_stream'),
+    ]);
+    const positions = (await store.readAll({ limit: 10 })).map((e) => e.position);
+    expect(positions).toHaveLength(5);
+    for (let i = 1; i < positions.length; i++) {
+      expect(positions[i]).toBeGreaterThan(positions[i - 1] + 1);
+    }
+    expect(positions[0]).toBeGreaterThan(1);
+    // Reopened, the log goes on past its tail: positions never repeat or go back.
+    await store.close();
+    store = new SqliteEventStore({ file });
+    const next = await store.append('node-4', [event()], 'no_stream');
+    expect(next.position).toBeGreaterThan(positions[4] + 1);
+  });
+
   it('keeps events across close and reopen', async () => {
     await store.append('node-1', [event(), event()], 'no_stream');
     await store.close();

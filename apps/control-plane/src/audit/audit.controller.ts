@@ -1,7 +1,13 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../../../../libs/kernel/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import {
+  EventStore,
+  InvalidPositionError,
+  LogPosition,
+  StoredEvent,
+  asLogPosition,
+} from '../../../../libs/eventstore/src/port';
 import { Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EventTypes } from '../platform/runtime/event-types';
@@ -14,7 +20,7 @@ export type EventView = {
   eventId: string;
   streamId: string;
   revision: number;
-  position: number;
+  position: LogPosition;
   type: string;
   data: unknown;
   metadata: StoredEvent['metadata'];
@@ -41,19 +47,27 @@ export class AuditController {
     @Inject(EventTypes) private readonly types: EventTypes,
   ) {}
 
-  /** `nextPosition` is where the next page starts; with no new events it stays put, for polling. */
+  /**
+   * `fromPosition` is exclusive (events after it; 0 or none: from the start) and `nextPosition` is
+   * the last event's position, so a page's `nextPosition` sent back as `fromPosition` reads on with
+   * no gap and no repeat; with no new events it stays put, for polling. Positions are opaque.
+   */
   @Get('events')
   async readLog(
     @Query() query: ReadLogQuery,
-  ): Promise<{ events: EventView[]; nextPosition: number }> {
-    const from = query.fromPosition ?? 0;
+  ): Promise<{ events: EventView[]; nextPosition: LogPosition }> {
+    const from = asLogPosition(query.fromPosition ?? 0);
     const types = query.type ? this.types.expand(query.type.split(',')) : undefined;
-    const events = await this.store.readAll({
-      after: Math.max(0, from - 1),
-      limit: query.limit ?? 100,
-      types,
-    });
-    const nextPosition = events.length ? events[events.length - 1].position + 1 : from;
+    let events: StoredEvent[];
+    try {
+      events = await this.store.readAll({ after: from, limit: query.limit ?? 100, types });
+    } catch (error) {
+      if (!(error instanceof InvalidPositionError)) throw error;
+      throw validationFailed([
+        { field: 'fromPosition', problems: ['must be 0 or a position this log handed out'] },
+      ]);
+    }
+    const nextPosition = events.length ? events[events.length - 1].position : from;
     return { events: events.map(view), nextPosition };
   }
 

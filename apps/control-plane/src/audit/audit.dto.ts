@@ -5,7 +5,8 @@ import { QUERY_INT, QueryInt, QueryParams } from '../platform/http/page-query.dt
 @QueryParams()
 export class ReadLogQuery {
   @ApiPropertyOptional({
-    description: "First global position to return (inclusive); the previous page's nextPosition",
+    description:
+      "Exclusive: events after this global position (0: from the start); the previous page's nextPosition",
     minimum: 0,
     maximum: Number.MAX_SAFE_INTEGER,
   })

@@ -1,4 +1,9 @@
-import { EventStore } from '../../../../libs/eventstore/src/port';
+import {
+  EventStore,
+  LOG_START,
+  LogPosition,
+  laterPosition,
+} from '../../../../libs/eventstore/src/port';
 import { Filter, ReadModelStore, findAll, pagesOf } from '../../../../libs/readmodels/src/port';
 import { SessionEvent, sessionCodec, sessionStreamId } from '../sessions/session.events';
 import { BillingLine, BillingRecord, recordView, segmentsOf } from './billing-line';
@@ -79,7 +84,7 @@ export type SessionLog = {
   /** From its SessionRequested; null when the stream holds none (no such session). */
   readonly owner: string | null;
   /** Global position of the stream's last event, 0 when the stream does not exist. */
-  readonly lastPosition: number;
+  readonly lastPosition: LogPosition;
 };
 
 /** A session's events read straight from its stream (not from any read model). */
@@ -87,12 +92,12 @@ export const readSessionLog = async (store: EventStore, sessionId: string): Prom
   const streamId = sessionStreamId(sessionId);
   const events: SessionEvent[] = [];
   let owner: string | null = null;
-  let lastPosition = 0;
+  let lastPosition = LOG_START;
   for (let from = 0; ;) {
     const page = await store.readStream(streamId, { fromRevision: from, limit: PAGE });
     for (const stored of page) {
       const event = sessionCodec.decode(stored.type, stored.data);
-      lastPosition = Math.max(lastPosition, stored.position);
+      lastPosition = laterPosition(lastPosition, stored.position);
       if (!event) continue;
       if (event.type === 'SessionRequested') owner ??= event.data.owner;
       events.push(event);
@@ -128,7 +133,7 @@ export const verifySessionLog = async (
 export const sessionIdsInLog = async (store: EventStore): Promise<string[]> => {
   const types = sessionCodec.storedTypes();
   const seen = new Set<string>();
-  for (let after = 0; ;) {
+  for (let after = LOG_START; ;) {
     const page = await store.readAll({ after, limit: PAGE, types });
     for (const stored of page) {
       if (stored.streamId.startsWith('session-'))
@@ -144,7 +149,10 @@ export type BillingAudit = {
   /** Every session verified, ok or not, in log order. */
   readonly sessions: Verification[];
   /** Sessions not verified because the read model has not reached their last event yet. */
-  readonly behind: ReadonlyArray<{ readonly sessionId: string; readonly lastPosition: number }>;
+  readonly behind: ReadonlyArray<{
+    readonly sessionId: string;
+    readonly lastPosition: LogPosition;
+  }>;
   /** Records whose session has no stream in the log: nothing can explain them. */
   readonly orphans: BillingRecord[];
   readonly ok: boolean;
@@ -162,7 +170,7 @@ export const auditBilling = async (
 ): Promise<BillingAudit> => {
   const ids = await sessionIdsInLog(store);
   const sessions: Verification[] = [];
-  const behind: Array<{ sessionId: string; lastPosition: number }> = [];
+  const behind: Array<{ sessionId: string; lastPosition: LogPosition }> = [];
   for (const sessionId of ids) {
     const log = await readSessionLog(store, sessionId);
     if (log.lastPosition > readModelAt) behind.push({ sessionId, lastPosition: log.lastPosition });

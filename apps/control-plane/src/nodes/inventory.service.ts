@@ -9,6 +9,7 @@ import {
   isoTime,
   uuidFrom,
 } from '../../../../libs/kernel/src';
+import { LOG_START, laterPosition } from '../../../../libs/eventstore/src/port';
 import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
@@ -125,7 +126,7 @@ export class InventoryService {
           },
         };
       };
-      let lastPosition = 0;
+      let lastPosition = LOG_START;
       const apply = async (): Promise<void> => {
         await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
         // No promise per no-op node: only the nodes that take the pipeline are awaited.
@@ -146,7 +147,7 @@ export class InventoryService {
                 { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
               )
               .then((result) => {
-                lastPosition = Math.max(lastPosition, result.position);
+                lastPosition = laterPosition(lastPosition, result.position);
                 settle(i, result);
               }),
           );

@@ -1,4 +1,4 @@
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { NOTIFYING_EVENT_TYPES, toNotification } from './notification';
 
 const stored = (type: string, data: unknown, eventId = 'evt-1'): StoredEvent => ({
@@ -7,7 +7,7 @@ const stored = (type: string, data: unknown, eventId = 'evt-1'): StoredEvent => 
   data,
   streamId: 'node-n1',
   revision: 3,
-  position: 42,
+  position: asLogPosition(42),
   metadata: {
     correlationId: 'c',
     causationId: 'c',

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
 import { Notification } from './notification';
 import {
@@ -24,7 +24,7 @@ const offline: StoredEvent = {
   },
   streamId: 'node-n1',
   revision: 1,
-  position: 2,
+  position: asLogPosition(2),
   metadata: {
     correlationId: 'c',
     causationId: 'c',

@@ -1,5 +1,5 @@
 import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { ReadModelStore } from '../../../../libs/readmodels/src/port';
@@ -14,7 +14,7 @@ const NODE = 'n-1';
 const GPUS = ['gpu-0'];
 
 const stored = (streamId: string, type: string, data: unknown): StoredEvent => ({
-  position: 10,
+  position: asLogPosition(10),
   eventId: 'e-1',
   streamId,
   revision: 0,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { EventStore } from '../../../../libs/eventstore/src/port';
+import { EventStore, LogPosition, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
 import { SessionDemand } from '../nodes/node.decider';
 import { nodeCodec } from '../nodes/node.events';
@@ -10,11 +10,11 @@ import { FitList, NodeFit, fitOf } from './placement';
 
 const PAGE = 1000;
 /**
- * Up to this many positions behind, the index reads every event through the subscription
- * runner (recent ones are in the window its subscribers share: no query, no parsing); further
- * behind, only node events from the store.
+ * For this many pages the index reads every event through the subscription runner (recent ones
+ * are in the window its subscribers share: no query, no parsing); further behind, only node
+ * events from the store. Counted in pages read, never in positions (they are opaque).
  */
-const NEAR = 5000;
+const NEAR_PAGES = 5;
 const NODE_STREAM = 'node-';
 /** Up to this many changed nodes are fetched one by one, more with one `$in` query per page. */
 const FEW = 16;
@@ -35,7 +35,8 @@ export class PlacementIndex {
   /** `gpu:<model>` or `cpu` → its nodes in best-fit order. */
   private readonly byKind = new Map<string, FitList>();
   /** The Nodes projection checkpoint the index reflects; -1 before the first build. */
-  private synced = -1;
+  /** The Nodes checkpoint the index reflects; null before the first build. */
+  private synced: LogPosition | null = null;
   private syncing: Promise<void> | null = null;
   private readonly nodeTypes = nodeCodec.storedTypes();
 
@@ -54,23 +55,23 @@ export class PlacementIndex {
 
   /** Catches up with the Nodes projection as it is now (concurrent callers share the work). */
   private async current(): Promise<void> {
-    const target = await this.readModels.checkpoint(nodesProjection.name);
-    if (target < this.synced) this.synced = -1; // the read models were rebuilt: start over
-    while (this.synced < target || this.synced < 0) {
+    const target = asLogPosition(await this.readModels.checkpoint(nodesProjection.name));
+    if (this.synced !== null && target < this.synced) this.synced = null; // rebuilt: start over
+    while (this.synced === null || this.synced < target) {
       this.syncing ??= this.catchUp().finally(() => (this.syncing = null));
       await this.syncing;
     }
   }
 
   private async catchUp(): Promise<void> {
-    const to = await this.readModels.checkpoint(nodesProjection.name);
-    if (this.synced < 0 || to < this.synced) return this.build(to);
+    const to = asLogPosition(await this.readModels.checkpoint(nodesProjection.name));
+    if (this.synced === null || to < this.synced) return this.build(to);
     const touched = new Set<string>();
-    const near = to - this.synced <= NEAR;
-    for (let after = this.synced; after < to;) {
-      const page = near
-        ? await this.runner.readAll({ after, limit: PAGE })
-        : await this.events.readAll({ after, limit: PAGE, types: this.nodeTypes });
+    for (let after = this.synced, pages = 0; after < to; pages++) {
+      const page =
+        pages < NEAR_PAGES
+          ? await this.runner.readAll({ after, limit: PAGE })
+          : await this.events.readAll({ after, limit: PAGE, types: this.nodeTypes });
       for (const e of page) {
         if (e.position > to) break;
         if (e.streamId.startsWith(NODE_STREAM)) touched.add(e.streamId.slice(NODE_STREAM.length));
@@ -110,7 +111,7 @@ export class PlacementIndex {
   }
 
   /** The whole fleet from the read model (first use, or after a rebuild of the read models). */
-  private async build(to: number): Promise<void> {
+  private async build(to: LogPosition): Promise<void> {
     this.byNode.clear();
     this.byKind.clear();
     for await (const page of pagesOf<NodeDoc & Doc>(this.readModels, NODES, {}, {})) {

@@ -1,5 +1,10 @@
 import { SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import {
+  EventStore,
+  LogPosition,
+  StoredEvent,
+  asLogPosition,
+} from '../../../../libs/eventstore/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
 import { NODES, nodesProjection } from '../nodes/nodes.projection';
@@ -7,7 +12,7 @@ import { gpuNodeDoc as node } from '../../../../test/support/node-docs';
 import { PlacementIndex } from './placement-index';
 
 const event = (position: number, streamId: string): StoredEvent => ({
-  position,
+  position: asLogPosition(position),
   eventId: `e-${position}`,
   streamId,
   revision: 0,
@@ -37,7 +42,7 @@ describe('the placement index', () => {
       10,
     );
     const log: StoredEvent[] = [];
-    const readAfter = async ({ after, limit }: { after?: number; limit: number }) =>
+    const readAfter = async ({ after, limit }: { after?: LogPosition; limit: number }) =>
       log.filter((e) => e.position > (after ?? 0)).slice(0, limit);
     const events = { readAll: jest.fn(readAfter) };
     const runner = { readAll: jest.fn(readAfter) };
@@ -68,9 +73,11 @@ describe('the placement index', () => {
   });
 
   describe('when it is far behind the Nodes read model', () => {
-    it('reads only node events from the store', async () => {
+    it('reads five pages of every event the subscribers share, then only node events from the store', async () => {
       const { readModels, log, events, runner, hosts } = await setup();
       expect(await hosts()).toEqual(['a', 'b']);
+      // 5,000 session events (sparse positions) before the node's change.
+      for (let i = 0; i < 5000; i++) log.push(event(11 + i * 3, `session-s${i}`));
       log.push(event(20_000, 'node-b'));
       await readModels.commit(
         nodesProjection.name,
@@ -78,10 +85,11 @@ describe('the placement index', () => {
         20_000,
       );
       expect(await hosts()).toEqual(['b', 'a']);
+      expect(runner.readAll).toHaveBeenCalledTimes(5);
+      expect(events.readAll).toHaveBeenCalledTimes(1);
       expect(events.readAll).toHaveBeenCalledWith(
-        expect.objectContaining({ after: 10, types: expect.any(Array) }),
+        expect.objectContaining({ after: log[4999].position, types: expect.any(Array) }),
       );
-      expect(runner.readAll).not.toHaveBeenCalled();
     });
   });
 });

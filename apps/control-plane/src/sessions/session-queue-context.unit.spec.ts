@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { Step, sessionEvent, storedSessionEvent } from '../../../../test/support/session-events';
 import { queuedByIn, queuedSessionContext } from './session-queue.service';
@@ -17,7 +17,7 @@ const stream = (...steps: Step[]): StoredEvent[] =>
     ),
     streamId: sessionStreamId('s1'),
     revision,
-    position: revision + 1,
+    position: asLogPosition(revision + 1),
   }));
 
 describe('the context of a placement from the queue', () => {

@@ -1,6 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import {
+  EventStore,
+  LOG_START,
+  LogPosition,
+  StoredEvent,
+  asLogPosition,
+} from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
@@ -123,11 +129,15 @@ export class SessionQueueService {
   ) {}
 
   register(): void {
-    this.jobs.register<TickJob>(QUEUE_TICK, (job) => this.tickAndRearm(job.position ?? 0), {
-      attempts: 5,
-      backoffMs: 100,
-      concurrency: 1,
-    });
+    this.jobs.register<TickJob>(
+      QUEUE_TICK,
+      (job) => this.tickAndRearm(asLogPosition(job.position ?? 0)),
+      {
+        attempts: 5,
+        backoffMs: 100,
+        concurrency: 1,
+      },
+    );
   }
 
   async react(stored: StoredEvent): Promise<void> {
@@ -171,11 +181,11 @@ export class SessionQueueService {
    * capacity). With both tick slots running a pass is coming anyway (each re-reads the queue).
    * One job id: a later kick replaces the payload with its later position.
    */
-  async kick(position = 0): Promise<void> {
+  async kick(position: LogPosition = LOG_START): Promise<void> {
     await scheduleUnlessBusy<TickJob>(this.jobs, QUEUE_TICK, TICK_JOB, Date.now(), { position });
   }
 
-  private async tickAndRearm(position: number): Promise<void> {
+  private async tickAndRearm(position: LogPosition): Promise<void> {
     // Placement reads the Nodes read model and the pass the Sessions one; the job may run before
     // they apply the event that kicked it, and the pass would miss the capacity it freed until
     // the safety pass. Bounded: on a timeout the pass runs anyway (the safety pass follows).

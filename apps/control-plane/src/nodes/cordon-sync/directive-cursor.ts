@@ -7,6 +7,8 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 
+import { LogPosition, asLogPosition } from '../../../../../libs/eventstore/src/port';
+
 const VERSION = 'd1.';
 const BLOCK_BYTES = 16;
 const NONCE_BYTES = 8;
@@ -48,7 +50,7 @@ export class DirectiveCursors {
     this.macKey = keys.subarray(32);
   }
 
-  seal(clusterId: string, position: number): string {
+  seal(clusterId: string, position: LogPosition): string {
     if (!Number.isSafeInteger(position) || position < 0) {
       throw new Error(`a cursor position must be a non-negative integer, not ${position}`);
     }
@@ -61,7 +63,7 @@ export class DirectiveCursors {
   }
 
   /** The position sealed in `cursor` for `clusterId`; null for anything else. */
-  open(clusterId: string, cursor: string): number | null {
+  open(clusterId: string, cursor: string): LogPosition | null {
     if (!SEALED_CURSOR.test(cursor)) return null;
     const text = cursor.slice(VERSION.length);
     const bytes = Buffer.from(text, 'base64url');
@@ -76,7 +78,7 @@ export class DirectiveCursors {
     );
     const block = Buffer.concat([decipher.update(sealed), decipher.final()]);
     const position = block.readBigUInt64BE(NONCE_BYTES);
-    return position <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(position) : null;
+    return position <= BigInt(Number.MAX_SAFE_INTEGER) ? asLogPosition(Number(position)) : null;
   }
 
   private tag(clusterId: string, sealed: Buffer): Buffer {

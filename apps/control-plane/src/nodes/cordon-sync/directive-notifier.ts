@@ -1,3 +1,5 @@
+import { LogPosition } from '../../../../../libs/eventstore/src/port';
+
 /** Why a long-poll waiter was released. */
 export type WakeReason = 'changed' | 'timeout' | 'closed';
 
@@ -10,7 +12,7 @@ export type Waiter = {
 
 type Entry = {
   readonly clusterId: string;
-  readonly since: number;
+  readonly since: LogPosition;
   readonly timer: NodeJS.Timeout | null;
   readonly resolve: (reason: WakeReason) => void;
 };
@@ -37,16 +39,16 @@ export class DirectiveNotifier {
   }
 
   /** The oldest cursor any waiter reads from: where the log tail must start looking. */
-  oldestSince(): number | null {
-    let oldest: number | null = null;
+  oldestSince(): LogPosition | null {
+    let oldest: LogPosition | null = null;
     for (const set of this.waiters.values()) {
-      for (const e of set) oldest = oldest === null ? e.since : Math.min(oldest, e.since);
+      for (const e of set) oldest = oldest === null || e.since < oldest ? e.since : oldest;
     }
     return oldest;
   }
 
   /** Registers a waiter for `clusterId` before the caller reads, so no change can slip between. */
-  wait(clusterId: string, since: number, timeoutMs: number): Waiter {
+  wait(clusterId: string, since: LogPosition, timeoutMs: number): Waiter {
     if (this.closing) return { released: Promise.resolve('closed'), cancel: () => undefined };
     if (timeoutMs <= 0) return { released: Promise.resolve('timeout'), cancel: () => undefined };
     let entry!: Entry;

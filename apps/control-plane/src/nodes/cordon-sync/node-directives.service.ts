@@ -8,7 +8,13 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import { CommandPipeline } from '../../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../../libs/eventstore/src/port';
+import {
+  EventStore,
+  LogPosition,
+  StoredEvent,
+  asLogPosition,
+  laterPosition,
+} from '../../../../../libs/eventstore/src/port';
 import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
 import { EVENT_STORE, READ_MODELS } from '../../platform/runtime/tokens';
 import { nodeAggregate } from '../node.aggregate';
@@ -23,7 +29,7 @@ export type NodeDirective = {
 };
 
 /** `position`: the global log position the answer covers, to resume after (sealed by the controller). */
-export type DirectivePage = { items: NodeDirective[]; position: number };
+export type DirectivePage = { items: NodeDirective[]; position: LogPosition };
 
 /** The events that set a node's desired cordon state. */
 const DIRECTIVE_TYPES = ['NodeCordoned', 'NodeUncordoned'] as const;
@@ -55,7 +61,7 @@ export class NodeDirectivesService
   private readonly identities = new Map<string, Identity>();
   private unwatch: (() => void) | null = null;
   /** Log position up to which the tail has looked for directive events; null until needed. */
-  private tailedTo: number | null = null;
+  private tailedTo: LogPosition | null = null;
   private tailing = false;
   private tailAgain = false;
 
@@ -97,7 +103,7 @@ export class NodeDirectivesService
    * A cursor ahead of the log (kept across a restore of the log from a backup) is answered as
    * none: held, it would wait for positions the log will reuse, blind to the changes there.
    */
-  async poll(clusterId: string, since: number | null, waitMs: number): Promise<DirectivePage> {
+  async poll(clusterId: string, since: LogPosition | null, waitMs: number): Promise<DirectivePage> {
     if (since === null || since > (await this.store.headPosition())) {
       return this.snapshot(clusterId);
     }
@@ -106,7 +112,7 @@ export class NodeDirectivesService
     for (;;) {
       // Registered before reading: a change appended during the read still wakes us.
       const waiter = this.notifier.wait(clusterId, cursor, deadline - Date.now());
-      let page: { items: NodeDirective[]; position: number };
+      let page: { items: NodeDirective[]; position: LogPosition };
       try {
         page = await this.changesSince(clusterId, cursor);
       } catch (error) {
@@ -126,9 +132,10 @@ export class NodeDirectivesService
   private async snapshot(clusterId: string): Promise<DirectivePage> {
     // Read before the documents: they reflect at least this position, and a change between the
     // two is delivered again by the next poll (directives are idempotent).
-    const checkpoint = await this.readModels.checkpoint(NODES_PROJECTION_NAME);
+    const checkpoint = asLogPosition(await this.readModels.checkpoint(NODES_PROJECTION_NAME));
     // Never past the log's head (read models kept while the log was restored to an older state).
-    const position = Math.min(checkpoint, await this.store.headPosition());
+    const head = await this.store.headPosition();
+    const position = checkpoint < head ? checkpoint : head;
     const items: NodeDirective[] = [];
     const nodes = pagesOf<NodeDoc & Doc>(this.readModels, NODES, { clusterId }, { hostname: 1 });
     for await (const page of nodes) {
@@ -147,8 +154,8 @@ export class NodeDirectivesService
   /** The directive events after `since` (all clusters, few), narrowed to this cluster; last one per node wins. */
   private async changesSince(
     clusterId: string,
-    since: number,
-  ): Promise<{ items: NodeDirective[]; position: number }> {
+    since: LogPosition,
+  ): Promise<{ items: NodeDirective[]; position: LogPosition }> {
     const latest = new Map<string, NodeDirective>();
     let position = since;
     for (let read = 0; read < MAX_EVENTS_PER_ANSWER; read += PAGE) {
@@ -245,7 +252,7 @@ export class NodeDirectivesService
         }
         if (events.length < PAGE) break;
       }
-      this.tailedTo = Math.max(head, position);
+      this.tailedTo = laterPosition(head, position);
       for (const clusterId of changed) this.notifier.wake(clusterId);
     } while (this.tailAgain && !this.notifier.closed);
   }

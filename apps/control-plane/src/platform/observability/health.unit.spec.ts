@@ -1,5 +1,5 @@
 import { SubscriptionRunner, SubscriptionStatus } from '../../../../../libs/cqrs/src';
-import { EventStore } from '../../../../../libs/eventstore/src/port';
+import { EventStore, asLogPosition } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
 import { Health } from './health';
@@ -13,8 +13,8 @@ const down = (message: string) => ({
 
 const subscription = (over: Partial<SubscriptionStatus> = {}): SubscriptionStatus => ({
   name: 'nodes',
-  checkpoint: 10,
-  head: 10,
+  checkpoint: asLogPosition(10),
+  head: asLogPosition(10),
   lag: 0,
   failing: false,
   consecutiveFailures: 0,

@@ -1,5 +1,5 @@
 import { ReadModelCheckpointStore, Projection } from '../../../../../libs/cqrs/src';
-import { SqliteEventStore } from '../../../../../libs/eventstore/src';
+import { SqliteEventStore, asLogPosition } from '../../../../../libs/eventstore/src';
 import { SYSTEM_ACTOR } from '../../../../../libs/kernel/src';
 import { EmbeddedReadModelStore } from '../../../../../libs/readmodels/src';
 import { rebuildReadModels } from './rebuild';
@@ -46,14 +46,15 @@ describe('rebuildReadModels', () => {
       { eventStore: events, readModels, projections: [counter] },
       { pageSize: 4 },
     );
+    const head = await events.headPosition();
     expect(result).toMatchObject({
       events: 25,
       pages: 7,
-      position: 25,
+      position: head,
       projections: ['counter'],
       collections: { counts: 3, seen: 25 },
     });
-    expect(await readModels.checkpoint('counter')).toBe(25);
+    expect(await readModels.checkpoint('counter')).toBe(head);
     expect(await readModels.get('counts', 'thing-0')).toEqual({ _id: 'thing-0', n: 9 });
   });
 
@@ -74,7 +75,7 @@ describe('rebuildReadModels', () => {
   it('keeps reactor checkpoints that live in the read-model store across the reset', async () => {
     // MongoDB mode: reactors checkpoint into the read-model database, which the reset drops.
     const checkpoints = new ReadModelCheckpointStore(readModels);
-    await checkpoints.save('notify-webhook', 17);
+    await checkpoints.save('notify-webhook', asLogPosition(17));
     await rebuildReadModels({
       eventStore: events,
       readModels,

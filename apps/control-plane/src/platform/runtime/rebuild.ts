@@ -1,7 +1,7 @@
 import { DynamicModule, Global, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CheckpointStore, Projection, projectionSubscriber } from '../../../../../libs/cqrs/src';
-import { EventStore } from '../../../../../libs/eventstore/src/port';
+import { EventStore, LOG_START, LogPosition } from '../../../../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
 import { Runtime, RuntimeMode } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
@@ -33,7 +33,7 @@ export type RebuildResult = {
   readonly events: number;
   readonly pages: number;
   /** The global position every projection's checkpoint now stands at. */
-  readonly position: number;
+  readonly position: LogPosition;
   readonly projections: readonly string[];
   /** Documents per read-model collection after the rebuild. */
   readonly collections: Readonly<Record<string, number>>;
@@ -80,17 +80,17 @@ export const rebuildReadModels = async (
     : portsOf(source);
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
 
-  const kept = new Map<string, number>();
+  const kept = new Map<string, LogPosition>();
   for (const name of reactorCheckpoints?.names ?? []) {
-    kept.set(name, (await reactorCheckpoints?.store.load(name)) ?? 0);
+    kept.set(name, (await reactorCheckpoints?.store.load(name)) ?? LOG_START);
   }
   await readModels.reset();
   for (const [name, position] of kept) {
-    if (position > 0) await reactorCheckpoints?.store.save(name, position);
+    if (position > LOG_START) await reactorCheckpoints?.store.save(name, position);
   }
 
   const subscribers = projections.map((p) => projectionSubscriber(p, readModels));
-  let position = 0;
+  let position = LOG_START;
   let events = 0;
   let pages = 0;
   for (;;) {
