@@ -163,7 +163,12 @@ export class EmbeddedReadModelStore implements ReadModelStore {
         else positions.delete(id);
       }
     }
-    this.checkpoints.set(projection, Math.max(checkpoint, this.checkpoints.get(projection) ?? 0));
+    // Only forward, as MongoDB's $max: a writer behind another leaves it where it is.
+    const stored = this.checkpoints.get(projection);
+    this.checkpoints.set(
+      projection,
+      stored === undefined ? checkpoint : Math.max(stored, checkpoint),
+    );
   }
 
   async checkpoint(projection: string): Promise<number> {
