@@ -1,5 +1,5 @@
 import { StoredEvent, asLogPosition } from '../../eventstore/src/port';
-import { Doc, ReadModelStore, WriteOp } from '../../readmodels/src/port';
+import { CollectionOptions, Doc, ReadModelStore, WriteOp } from '../../readmodels/src/port';
 import { Subscriber } from './subscription-runner';
 
 /**
@@ -18,7 +18,7 @@ export type Projection = {
   readonly collections: ReadonlyArray<{
     readonly name: string;
     readonly insertOnly?: boolean;
-    readonly indexes?: readonly string[];
+    readonly indexes?: CollectionOptions['indexes'];
   }>;
   /** Applies one event; pure decisions live in the feature, this only routes them. */
   readonly apply: (event: StoredEvent, writer: ProjectionWriter) => Promise<void> | void;

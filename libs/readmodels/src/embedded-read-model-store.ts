@@ -37,6 +37,11 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, Map<string, Doc>>();
   private readonly insertOnly = new Set<string>();
   private readonly checkpoints = new Map<string, number>();
+  /**
+   * collection → id → checkpoint of the commit that last upserted or deleted it (kept after a
+   * delete, as MongoDB keeps a tombstone): an older write of the document is skipped.
+   */
+  private readonly positions = new Map<string, Map<string, number>>();
   /** collection → field → value key → ids: equality filters on these fields skip the scan. */
   private readonly indexes = new Map<string, Map<string, Map<string, Set<string>>>>();
   /** The stored documents' instances (see KeptDocuments). */
@@ -45,7 +50,8 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   defineCollection(name: string, options: CollectionOptions = {}): void {
     if (options.insertOnly) this.insertOnly.add(name);
     else this.insertOnly.delete(name);
-    const fields = options.indexes ?? [];
+    // Compound indexes serve MongoDB's sorts; this store sorts its matches in memory.
+    const fields = (options.indexes ?? []).filter((i): i is string => typeof i === 'string');
     if (fields.length === 0) return;
     let byField = this.indexes.get(name);
     if (!byField) this.indexes.set(name, (byField = new Map()));
@@ -93,30 +99,40 @@ export class EmbeddedReadModelStore implements ReadModelStore {
   async commit(projection: string, ops: readonly WriteOp[], checkpoint: number): Promise<void> {
     // Every op is checked against the state the earlier ops of the batch leave behind, and
     // nothing is applied until all passed: one refused op leaves the store untouched.
-    const staged = new Map<string, Map<string, Doc | null>>();
+    const staged = new Map<string, Map<string, Staged>>();
     const current = (collection: string, id: string): Doc | null => {
       const pending = staged.get(collection);
-      if (pending?.has(id)) return pending.get(id) ?? null;
+      if (pending?.has(id)) return pending.get(id)?.doc ?? null;
       return this.docs(collection).get(id) ?? null;
     };
-    const stage = (collection: string, id: string, doc: Doc | null): void => {
+    const stage = (collection: string, id: string, doc: Doc | null, positioned: boolean): void => {
       let pending = staged.get(collection);
       if (!pending) staged.set(collection, (pending = new Map()));
-      pending.set(id, doc);
+      pending.set(id, { doc, positioned });
+    };
+    // A writer behind another (the position it writes is not newer than the document's):
+    // what it would write is already reflected, or overtaken.
+    const stale = (collection: string, id: string): boolean => {
+      const at = this.positions.get(collection)?.get(id);
+      return at !== undefined && at >= checkpoint;
     };
     for (const op of ops) {
       switch (op.op) {
         case 'upsert':
           this.refuseChangeToInsertOnly(op.collection, requireId(op.doc));
-          stage(op.collection, op.doc._id, this.kept.keep(op.doc));
+          if (stale(op.collection, op.doc._id)) break;
+          stage(op.collection, op.doc._id, this.kept.keep(op.doc), true);
           break;
         case 'delete':
           this.refuseChangeToInsertOnly(op.collection, op.id);
-          stage(op.collection, op.id, null);
+          if (stale(op.collection, op.id)) break;
+          stage(op.collection, op.id, null, true);
           break;
         case 'insert': {
           const existing = current(op.collection, requireId(op.doc));
-          if (!existing) stage(op.collection, op.doc._id, this.kept.keep(op.doc));
+          // After an upsert or delete of the id in this commit it stays positioned, as in MongoDB.
+          const positioned = staged.get(op.collection)?.get(op.doc._id)?.positioned ?? false;
+          if (!existing) stage(op.collection, op.doc._id, this.kept.keep(op.doc), positioned);
           else if (!sameContent(existing, op.doc)) {
             throw new InsertOnlyViolationError(op.collection, op.doc._id);
           }
@@ -129,8 +145,10 @@ export class EmbeddedReadModelStore implements ReadModelStore {
     for (const [collection, pending] of staged) {
       let docs = this.collections.get(collection);
       if (!docs) this.collections.set(collection, (docs = new Map()));
+      let positions = this.positions.get(collection);
+      if (!positions) this.positions.set(collection, (positions = new Map()));
       const byField = this.indexes.get(collection);
-      for (const [id, doc] of pending) {
+      for (const [id, { doc, positioned }] of pending) {
         if (byField) {
           const before = docs.get(id);
           for (const [field, index] of byField) {
@@ -140,9 +158,17 @@ export class EmbeddedReadModelStore implements ReadModelStore {
         }
         if (doc) docs.set(id, doc);
         else docs.delete(id);
+        // An insert is a fact with no position, as in MongoDB (where it has no checkpoint field).
+        if (positioned) positions.set(id, checkpoint);
+        else positions.delete(id);
       }
     }
-    this.checkpoints.set(projection, checkpoint);
+    // Only forward, as MongoDB's $max: a writer behind another leaves it where it is.
+    const stored = this.checkpoints.get(projection);
+    this.checkpoints.set(
+      projection,
+      stored === undefined ? checkpoint : Math.max(stored, checkpoint),
+    );
   }
 
   async checkpoint(projection: string): Promise<number> {
@@ -151,6 +177,7 @@ export class EmbeddedReadModelStore implements ReadModelStore {
 
   async reset(): Promise<void> {
     this.collections.clear();
+    this.positions.clear();
     this.kept.clear();
     for (const byField of this.indexes.values())
       for (const index of byField.values()) index.clear();
@@ -351,6 +378,9 @@ function sortMatches(
 }
 
 type Row = { readonly doc: Doc; readonly keys: CursorValue[] };
+
+/** A write of a commit not applied yet: the document (null: deleted) and whether it was an upsert or delete. */
+type Staged = { readonly doc: Doc | null; readonly positioned: boolean };
 
 /** The ids a filter pins `_id` to (`_id: 'x'`, `{$eq: 'x'}`, `{$in: [...]}`), else null. */
 function idsOf(filter: Filter): string[] | null {

@@ -44,16 +44,25 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/** A compound index: its fields in order, each ascending (1) or descending (-1). */
+export type IndexKeys = Readonly<Record<string, 1 | -1>>;
+
 export type CollectionOptions = {
   readonly insertOnly?: boolean;
-  readonly indexes?: readonly string[];
+  /**
+   * A field name: a field often filtered by equality (the embedded store keeps an equality
+   * index on it; MongoDB creates `{field: 1, _id: 1}`, so pages in `_id` order come off it).
+   * Fields with directions: a compound index for a sort the queries use, equality fields
+   * first, `_id` last as the tie-breaker every sort ends with (MongoDB only; the embedded
+   * store sorts the matches in memory).
+   */
+  readonly indexes?: ReadonlyArray<string | IndexKeys>;
 };
 
 export interface ReadModelStore {
   /**
    * Declares a collection. insertOnly: upsert and delete on it throw InsertOnlyViolationError.
-   * indexes: top-level fields often filtered by equality (the embedded store narrows scans
-   * with them; MongoDB creates them).
+   * indexes: see CollectionOptions.
    */
   defineCollection(name: string, options?: CollectionOptions): void;
   /**
@@ -68,9 +77,17 @@ export interface ReadModelStore {
    * Applies the writes and stores `checkpoint` for `projection` together (atomically where
    * the backend allows; otherwise writes first, checkpoint last, which is safe because
    * projections are idempotent).
+   *
+   * Safe with several writers (replicas sharing MongoDB, each projecting the same log): an
+   * upsert or delete is applied only when the document was last written by a commit with a
+   * lower checkpoint, or never, so a writer behind another cannot move a document back; a
+   * delete is remembered at its checkpoint, so an older upsert cannot bring the document back
+   * either. Within one commit the last op on a document is the one that counts. Inserts are
+   * facts with no position: an existing id with the same content is a no-op. The stored
+   * checkpoint only moves forward (a lower one leaves it as it is).
    */
   commit(projection: string, ops: readonly WriteOp[], checkpoint: number): Promise<void>;
-  /** The last committed checkpoint of a projection, 0 when none. */
+  /** The highest committed checkpoint of a projection, 0 when none. */
   checkpoint(projection: string): Promise<number>;
   /** Drops every document and checkpoint (the rebuild command). */
   reset(): Promise<void>;

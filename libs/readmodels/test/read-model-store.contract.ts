@@ -12,7 +12,16 @@ import {
  * The behaviour every ReadModelStore adapter must share. Each test gets a fresh store
  * (for MongoDB a fresh database), so tests never see each other's documents.
  */
-export type ReadModelStoreFixture = { store: ReadModelStore; cleanup(): Promise<void> };
+export type ReadModelStoreFixture = {
+  store: ReadModelStore;
+  /**
+   * A second writer on the same data, as another replica would be (for MongoDB another
+   * client on the same database). Without one the store itself is the second writer: the
+   * embedded store is one process by design.
+   */
+  peer?(): Promise<ReadModelStore>;
+  cleanup(): Promise<void>;
+};
 
 type Node = Doc & {
   cluster: string;
@@ -589,6 +598,144 @@ export function readModelStoreContract(
         expect(await store.checkpoint('billing')).toBe(7);
         await store.commit('nodes', [], 43);
         expect(await store.checkpoint('nodes')).toBe(43);
+      });
+    });
+
+    describe('with several writers (replicas projecting the same log into one store)', () => {
+      let peer: ReadModelStore;
+      beforeEach(async () => {
+        peer = fixture.peer ? await fixture.peer() : store;
+      });
+
+      const doc = (v: string, extra: Record<string, unknown> = {}) => ({ _id: 'x', v, ...extra });
+      type Race = (newer: () => Promise<void>, older: () => Promise<void>) => Promise<unknown>;
+      const races: Array<[string, Race]> = [
+        ['newer first', async (newer, older) => (await newer(), older())],
+        ['older first', async (newer, older) => (await older(), newer())],
+        ['at once', (newer, older) => Promise.all([older(), newer()])],
+        ['at once, newer sent first', (newer, older) => Promise.all([newer(), older()])],
+      ];
+
+      for (const [name, race] of races) {
+        it(`keep the newer of two upserts of one document, ${name}`, async () => {
+          await race(
+            () => store.commit('nodes', [upsert('nodes', doc('new', { gpus: 8 }))], 20),
+            () => peer.commit('nodes', [upsert('nodes', doc('old'))], 10),
+          );
+          expect(await store.get('nodes', 'x')).toEqual(doc('new', { gpus: 8 }));
+          expect(await peer.get('nodes', 'x')).toEqual(doc('new', { gpus: 8 }));
+          expect(await store.checkpoint('nodes')).toBe(20);
+        });
+
+        it(`keep a delete over an older upsert, ${name}`, async () => {
+          await store.commit('nodes', [upsert('nodes', doc('first'))], 5);
+          await race(
+            () => peer.commit('nodes', [remove('nodes', 'x')], 20),
+            () => store.commit('nodes', [upsert('nodes', doc('old'))], 10),
+          );
+          expect(await store.get('nodes', 'x')).toBeNull();
+          expect(await store.count('nodes', {})).toBe(0);
+          expect((await store.find('nodes', {})).items).toEqual([]);
+        });
+
+        it(`never move a checkpoint back, ${name}`, async () => {
+          await race(
+            () => store.commit('reactor:r', [], 300),
+            () => peer.commit('reactor:r', [], 299),
+          );
+          expect(await store.checkpoint('reactor:r')).toBe(300);
+          expect(await peer.checkpoint('reactor:r')).toBe(300);
+        });
+      }
+
+      it('change nothing with a write older than what is stored', async () => {
+        await store.commit(
+          'nodes',
+          [upsert('nodes', doc('new')), upsert('nodes', { _id: 'gone' }), remove('nodes', 'gone')],
+          20,
+        );
+        await peer.commit(
+          'nodes',
+          [upsert('nodes', doc('old')), upsert('nodes', { _id: 'gone', back: true })],
+          10,
+        );
+        await peer.commit('nodes', [remove('nodes', 'x')], 19);
+        expect(await store.get('nodes', 'x')).toEqual(doc('new'));
+        expect(await store.get('nodes', 'gone')).toBeNull();
+        expect(await store.count('nodes', {})).toBe(1);
+        expect(await store.checkpoint('nodes')).toBe(20);
+      });
+
+      it('take a write at the same checkpoint as no newer (the same page replayed)', async () => {
+        await store.commit('nodes', [upsert('nodes', doc('first'))], 20);
+        await peer.commit('nodes', [upsert('nodes', doc('again')), remove('nodes', 'x')], 20);
+        expect(await store.get('nodes', 'x')).toEqual(doc('first'));
+      });
+
+      it('apply an older writer to the documents the newer one did not write', async () => {
+        await store.commit('nodes', [upsert('nodes', { _id: 'a', v: 1 })], 20);
+        await peer.commit(
+          'nodes',
+          [upsert('nodes', { _id: 'a', v: 0 }), upsert('nodes', { _id: 'b', v: 0 })],
+          10,
+        );
+        expect(ids((await store.find('nodes', {}, { sort: { _id: 1 } })).items)).toEqual([
+          'a',
+          'b',
+        ]);
+        expect(await store.get('nodes', 'a')).toEqual({ _id: 'a', v: 1 });
+      });
+
+      it('write a deleted document again from a newer commit, or an insert', async () => {
+        await store.commit(
+          'nodes',
+          [upsert('nodes', doc('first')), upsert('nodes', { _id: 'y' })],
+          5,
+        );
+        await store.commit('nodes', [remove('nodes', 'x'), remove('nodes', 'y')], 10);
+        await peer.commit('nodes', [upsert('nodes', doc('again'))], 11);
+        await peer.commit('nodes', [insert('nodes', { _id: 'y', v: 'inserted' })], 12);
+        expect(await store.get('nodes', 'x')).toEqual(doc('again'));
+        expect(await store.get('nodes', 'y')).toEqual({ _id: 'y', v: 'inserted' });
+      });
+
+      it('keep deleted documents out of every read, whatever the filter', async () => {
+        store.defineCollection('kept', { indexes: ['status'] });
+        const docs = Array.from({ length: 30 }, (_, i) => ({
+          _id: id(i),
+          status: i % 2 ? 'ready' : 'busy',
+          rank: i % 7,
+        }));
+        await store.commit(
+          'kept',
+          docs.map((d) => upsert('kept', d)),
+          1,
+        );
+        const deleted = docs.filter((_, i) => i % 3 === 0);
+        await peer.commit(
+          'kept',
+          deleted.map((d) => remove('kept', d._id)),
+          2,
+        );
+        const left = docs.filter((_, i) => i % 3 !== 0);
+        const filters: Filter[] = [
+          {},
+          { status: 'ready' },
+          { status: { $ne: 'gone' } },
+          { status: { $in: ['ready', 'busy'] } },
+          { missing: { $exists: false } },
+          { missing: null },
+          { $or: [{ status: 'ready' }, { rank: { $lt: 100 } }] },
+          { $or: [{ status: 'ready' }, { missing: null }] },
+          { _id: { $in: ids(docs) } },
+        ];
+        for (const filter of filters) {
+          const expected = left.filter((d) => filter.status !== 'ready' || d.status === 'ready');
+          const { ids: seen } = await pageThrough(store, 'kept', filter, { rank: 1 }, 4);
+          expect(seen).toEqual(expectedOrder(expected, { rank: 1 }));
+          expect(await store.count('kept', filter)).toBe(expected.length);
+        }
+        for (const d of deleted) expect(await store.get('kept', d._id)).toBeNull();
       });
     });
 

@@ -38,7 +38,16 @@ export const recordDoc = (recordId: string, line: BillingLine): BillingRecordDoc
 export const billingProjection: Projection = {
   name: BILLING_PROJECTION,
   collections: [
-    { name: BILLING_RECORDS, insertOnly: true },
+    {
+      name: BILLING_RECORDS,
+      insertOnly: true,
+      // The sort (MongoDB): records by `from`, over everyone's or filtered by owner or session.
+      indexes: [
+        { from: 1, _id: 1 },
+        { owner: 1, from: 1, _id: 1 },
+        { sessionId: 1, from: 1, _id: 1 },
+      ],
+    },
     { name: BILLING_OPEN_SEGMENTS },
     { name: BILLING_SESSION_OWNERS, insertOnly: true },
   ],

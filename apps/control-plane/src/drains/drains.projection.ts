@@ -22,7 +22,8 @@ export type DrainDoc = {
 
 export const drainsProjection: Projection = {
   name: 'drains',
-  collections: [{ name: DRAINS }],
+  // The running drains, in `_id` order (MongoDB; the embedded store scans its few drains).
+  collections: [{ name: DRAINS, indexes: [{ status: 1, _id: 1 }] }],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('drain-')) return;
     const event = drainCodec.decode(stored.type, stored.data);

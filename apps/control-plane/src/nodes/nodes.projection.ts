@@ -257,7 +257,21 @@ export const nodesProjection: Projection = {
   collections: [
     {
       name: NODES,
-      indexes: ['clusterId', 'status', 'gpuModel', 'online', 'cordonSynced', 'provisioner'],
+      indexes: [
+        'clusterId',
+        'status',
+        'gpuModel',
+        'online',
+        'cordonSynced',
+        'provisioner',
+        // The sorts (MongoDB): GET /v1/nodes by cluster and hostname, over the fleet or one
+        // cluster (a cluster's node directives too), or filtered by status or pool; a pool's
+        // members by hostname.
+        { clusterId: 1, hostname: 1, _id: 1 },
+        { status: 1, clusterId: 1, hostname: 1, _id: 1 },
+        { poolId: 1, clusterId: 1, hostname: 1, _id: 1 },
+        { poolId: 1, hostname: 1, _id: 1 },
+      ],
     },
     { name: NODE_TOMBSTONES },
   ],

@@ -13,7 +13,19 @@ export type OperationDoc = Extract<OperationState, { operationId: string }> & {
 /** The Operations screen: the operation's own folded state, so the view and the decider agree. */
 export const operationsProjection: Projection = {
   name: 'operations',
-  collections: [{ name: OPERATIONS }],
+  collections: [
+    {
+      name: OPERATIONS,
+      // The sorts (MongoDB): GET /v1/operations newest first, over every operation or filtered
+      // by pool, cluster or status.
+      indexes: [
+        { requestedAt: -1, _id: 1 },
+        { poolId: 1, requestedAt: -1, _id: 1 },
+        { clusterId: 1, requestedAt: -1, _id: 1 },
+        { status: 1, requestedAt: -1, _id: 1 },
+      ],
+    },
+  ],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('operation-')) return;
     const event = operationCodec.decode(stored.type, stored.data);

@@ -17,7 +17,18 @@ export type PoolDoc = Omit<PoolDefinition, 'tenants'> & {
 
 export const nodePoolsProjection: Projection = {
   name: 'node-pools',
-  collections: [{ name: NODE_POOLS }],
+  collections: [
+    {
+      name: NODE_POOLS,
+      // The sorts (MongoDB): a cluster's pools by name (and the name check), or by pool id;
+      // the active pools by pool id.
+      indexes: [
+        { clusterId: 1, name: 1, _id: 1 },
+        { clusterId: 1, poolId: 1, _id: 1 },
+        { status: 1, poolId: 1, _id: 1 },
+      ],
+    },
+  ],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('pool-')) return;
     const event = poolCodec.decode(stored.type, stored.data);

@@ -107,7 +107,23 @@ export const projectSession = (
 
 export const sessionsProjection: Projection = {
   name: 'sessions',
-  collections: [{ name: SESSIONS, indexes: ['status', 'owner', 'nodeId'] }],
+  collections: [
+    {
+      name: SESSIONS,
+      indexes: [
+        'status',
+        'owner',
+        'nodeId',
+        // The sorts (MongoDB): GET /v1/sessions by creation, over everyone's or filtered by
+        // owner, status or node; the queue by rank, then time queued.
+        { createdAt: 1, _id: 1 },
+        { owner: 1, createdAt: 1, _id: 1 },
+        { status: 1, createdAt: 1, _id: 1 },
+        { nodeId: 1, createdAt: 1, _id: 1 },
+        { status: 1, queueRank: 1, queuedAt: 1, _id: 1 },
+      ],
+    },
+  ],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('session-')) return;
     const event = sessionCodec.decode(stored.type, stored.data);
