@@ -74,6 +74,7 @@ const preloadFailing = (kind: 'exception' | 'rejection'): string => {
     `const timer = setInterval(() => {
       fetch('http://127.0.0.1:' + process.env.PORT + '/health/live').then(() => {
         clearInterval(timer);
+        process.stdout.write(JSON.stringify({ preload: 'the app answered' }) + '\\n');
         ${fail}
       }, () => {});
     }, 100);\n`,
@@ -154,13 +155,16 @@ describe('starting the control plane', () => {
       const preload = preloadFailing(what.endsWith('exception') ? 'exception' : 'rejection');
       try {
         const run = await start({}, { nodeArgs: ['--require', preload], untilExit: true });
-        expect(run.up).toBe(true);
+        // The preload fails only once the app answers (it may exit before this test's poll).
         expect(run.code).toBe(70);
         const lines = run.out.split('\n').filter((line) => line.trim() !== '');
         // Nothing but JSON lines: no bare stack trace.
         const logged = lines.map((line) => JSON.parse(line));
+        const answered = logged.findIndex((l) => l.preload === 'the app answered');
+        expect(answered).toBeGreaterThanOrEqual(0);
         const fatal = logged.filter((l) => l.level === 'fatal');
         expect(fatal).toHaveLength(1);
+        expect(logged.indexOf(fatal[0])).toBeGreaterThan(answered);
         expect(fatal[0]).toMatchObject({
           context: 'process',
           msg: `${what}: Error: the client lost its socket; exiting`,
