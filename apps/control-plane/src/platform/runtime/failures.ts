@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { ReplyError } from 'ioredis';
-import { UnavailableError } from '../../../../../libs/kernel/src';
+import { FailureSink, ThrottledLog, UnavailableError } from '../../../../../libs/kernel/src';
 import { EventStoreInUseError } from '../../../../../libs/eventstore/src/sqlite-event-store';
 import { Config, ConfigError } from '../../config/config';
 import { createPino } from '../observability/logger';
@@ -148,4 +148,23 @@ export const exitOnUnhandled = (urls: () => StoreUrls): void => {
   };
   process.on('uncaughtException', handle('an uncaught exception'));
   process.on('unhandledRejection', handle('an unhandled rejection'));
+};
+
+/**
+ * The subscription runner's onError: a projection or reactor whose page failed (a store out
+ * of reach, a bug) is retried with backoff and shown in /health/ready and the metrics, but
+ * its error reached no log. One line per subscriber and kind of error per 10 s.
+ */
+export const subscriberFailures = (
+  sink: FailureSink,
+): ((name: string, error: unknown, attempt: number) => void) => {
+  const log = new ThrottledLog(sink);
+  return (name, error, attempt) => {
+    const e = error as { code?: unknown } | null;
+    log.log(
+      `${name}\u0000${String(e?.code ?? reason(error))}`,
+      `subscriber ${name} failed (attempt ${attempt}); its page is retried from its checkpoint`,
+      error,
+    );
+  };
 };

@@ -7,7 +7,7 @@ import { MongoParseError, MongoServerError } from 'mongodb';
 import { UnavailableError } from '../../../../../libs/kernel/src';
 import { EventStoreInUseError } from '../../../../../libs/eventstore/src/sqlite-event-store';
 import { ConfigError } from '../../config/config';
-import { EXIT, StoreUrls, describeFailure } from './failures';
+import { EXIT, StoreUrls, describeFailure, subscriberFailures } from './failures';
 import { StoreUnreachableError } from './wait-for-stores';
 
 const all: StoreUrls = {
@@ -115,5 +115,31 @@ describe('describeFailure', () => {
       line: 'string: thrown string',
       stack: undefined,
     });
+  });
+});
+
+describe('subscriberFailures', () => {
+  it('logs a failing subscriber once per kind of error, naming it and the attempt', () => {
+    const lines: [string, unknown][] = [];
+    const onError = subscriberFailures((message, error) => lines.push([message, error]));
+    const down = new MongoServerError({ message: 'not primary', code: 10107 });
+    onError('nodes-projection', down, 1);
+    onError('nodes-projection', down, 2);
+    onError('sessions-projection', down, 1);
+    onError('nodes-projection', new TypeError('x is undefined'), 3);
+    expect(lines).toEqual([
+      [
+        'subscriber nodes-projection failed (attempt 1); its page is retried from its checkpoint',
+        down,
+      ],
+      [
+        'subscriber sessions-projection failed (attempt 1); its page is retried from its checkpoint',
+        down,
+      ],
+      [
+        'subscriber nodes-projection failed (attempt 3); its page is retried from its checkpoint',
+        expect.any(TypeError),
+      ],
+    ]);
   });
 });
