@@ -1,16 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { EventStoreInUseError } from '../../../libs/eventstore/src/sqlite-event-store';
 import { openDataDirWarning } from './platform/runtime/data-dir';
 import { TokenService } from './platform/auth/token-service';
-import { ConfigError, loadConfig } from './config/config';
+import { loadConfig } from './config/config';
 import { missingNodeFlags } from './config/node-flags';
 import { createApp } from './app.factory';
-import {
-  NeededStore,
-  reachRedis,
-  StoreUnreachableError,
-  waitForStores,
-} from './platform/runtime/wait-for-stores';
+import { EXIT, StoreUrls, exitOnUnhandled, failStart } from './platform/runtime/failures';
+import { neededStores, waitForStores } from './platform/runtime/wait-for-stores';
 
 /**
  * A shutdown that cannot finish within this (a store out of reach holding a client's close:
@@ -32,27 +27,20 @@ const exitIfShutdownHangs = (): void => {
         log.fatal(
           `shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms (a store out of reach?); exiting`,
         );
-        process.exit(1);
+        process.exit(EXIT.storeFailed);
       }, SHUTDOWN_DEADLINE_MS).unref();
     });
   }
 };
 
+// The stores' URLs once the configuration is read: failures name the store they came from.
+let urls: StoreUrls = {};
+
 const main = async (): Promise<void> => {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw error;
-  }
-  const stores: NeededStore[] = config.redisUrl
-    ? [{ setting: 'REDIS_URL', url: config.redisUrl, reach: reachRedis }]
-    : [];
-  await waitForStores(stores, {
+  exitOnUnhandled(() => urls);
+  const config = loadConfig(process.env);
+  urls = config;
+  await waitForStores(neededStores(config), {
     deadlineMs: config.startTimeoutSec * 1000,
     say: (line) => process.stderr.write(`${line}\n`),
   });
@@ -62,7 +50,7 @@ const main = async (): Promise<void> => {
     process.stderr.write(
       `failed to start: not up within ${config.startTimeoutSec} s (START_TIMEOUT_SEC); a store out of reach?\n`,
     );
-    process.exit(1);
+    process.exit(EXIT.storeFailed);
   }, config.startTimeoutSec * 1000);
   stuck.unref();
   const { app, jwtSecret, generatedSecret } = await createApp(config);
@@ -94,14 +82,5 @@ const main = async (): Promise<void> => {
   }
 };
 
-main().catch((error: unknown) => {
-  // A known refusal says what to do; anything else keeps its stack for the bug report.
-  const said =
-    error instanceof EventStoreInUseError || error instanceof StoreUnreachableError
-      ? error.message
-      : error instanceof Error
-        ? error.stack
-        : String(error);
-  process.stderr.write(`failed to start: ${said}\n`);
-  process.exit(1);
-});
+// Exit codes (README): 78 a setting, 1 a store, 70 anything else (with its stack).
+main().catch((error: unknown) => failStart(error, urls));

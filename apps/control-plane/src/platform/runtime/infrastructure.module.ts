@@ -16,6 +16,7 @@ import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
 import { Config } from '../../config/config';
 import { failureLog } from '../observability/logger';
 import { EventTypes } from './event-types';
+import { subscriberFailures } from './failures';
 import { Runtime } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
 import { CHECKPOINTS, CONFIG, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
@@ -68,7 +69,9 @@ export class InfrastructureModule {
           inject: [EVENT_STORE],
           // Every subscriber reads the same new events after an append: fetched and parsed once.
           useFactory: (store: EventStore) =>
-            new SubscriptionRunner(new SharedReadsEventStore(store)),
+            new SubscriptionRunner(new SharedReadsEventStore(store), {
+              onError: subscriberFailures(failureLog('subscriptions')),
+            }),
         },
         SubscriptionsRegistry,
         EventTypes,
