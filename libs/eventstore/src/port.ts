@@ -36,7 +36,10 @@ export type AppendResult = {
 };
 
 export type ReadAllOptions = {
-  /** Exclusive: only events with a position greater than this. Omit to start at the beginning. */
+  /**
+   * Exclusive: only events with a position greater than this. Omit to start at the beginning.
+   * A position this store never handed out may be refused with InvalidPositionError.
+   */
   readonly after?: number;
   readonly limit: number;
   /** Only events of these stored type names. */
@@ -73,6 +76,20 @@ export class IdempotencyMismatchError extends DomainError {
       'conflict',
       { streamId },
     );
+  }
+}
+
+/**
+ * `readAll`'s `after` is no position of this log: positions are opaque, and KurrentDB refuses
+ * a read from inside a record. Only positions read from events or results are valid.
+ */
+export class InvalidPositionError extends Error {
+  constructor(
+    readonly position: number,
+    override readonly cause?: unknown,
+  ) {
+    super(`${position} is not a position of this event log`);
+    this.name = 'InvalidPositionError';
   }
 }
 
