@@ -26,6 +26,7 @@ export const laterPosition = (a: LogPosition, b: LogPosition): LogPosition => (a
  * InvalidPositionError where it can tell.
  */
 export const asLogPosition = (value: number): LogPosition => value as LogPosition;
+
 export type ExpectedRevision =
   /** The stream must not exist yet (first registration, the upsert rule). */
   | 'no_stream'
@@ -58,7 +59,10 @@ export type AppendResult = {
 };
 
 export type ReadAllOptions = {
-  /** Exclusive: only events with a position greater than this. Omit to start at the beginning. */
+  /**
+   * Exclusive: only events with a position greater than this. Omit to start at the beginning.
+   * A position this store never handed out may be refused with InvalidPositionError.
+   */
   readonly after?: LogPosition;
   readonly limit: number;
   /** Only events of these stored type names. */
@@ -86,17 +90,19 @@ export class ConcurrencyConflictError extends DomainError {
   }
 }
 
-/** A read from a position that is no event's position in this log (e.g. from another store). */
+/**
+ * `readAll`'s `after` is no position of this log: positions are opaque, and KurrentDB refuses a
+ * read from inside a record. Only positions read from events or results (or LOG_START) are valid.
+ */
 export class InvalidPositionError extends DomainError {
-  constructor(readonly position: LogPosition) {
-    super(
-      'invalid_position',
-      `position ${position} is not an event's position in this log`,
-      'invalid',
-      {
-        position,
-      },
-    );
+  constructor(
+    readonly position: number,
+    override readonly cause?: unknown,
+  ) {
+    super('invalid_position', `${position} is not a position of this event log`, 'invalid', {
+      position,
+    });
+    this.name = 'InvalidPositionError';
   }
 }
 

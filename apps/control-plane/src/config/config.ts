@@ -1,5 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import {
+  KURRENTDB_SCHEMES,
+  kurrentDbConnectionProblem,
+} from '../../../../libs/eventstore/src/kurrentdb-connection';
 import { MIN_JWT_SECRET_LENGTH } from '../platform/auth/jwt-secret';
 
 export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
@@ -115,6 +119,30 @@ const url = (env: Env, key: string, protocols: readonly string[]): string | unde
   return raw;
 };
 
+/**
+ * EVENTSTORE_URL's schemes, each with its store client's own check of the rest (why that
+ * client cannot use the URL, or undefined). A connection string is no WHATWG URL: a cluster's
+ * `kurrentdb://a:2113,b:2113,c:2113` has three hosts.
+ */
+const EVENT_STORE_SCHEMES: ReadonlyMap<string, (url: string) => string | undefined> = new Map(
+  KURRENTDB_SCHEMES.map((scheme) => [scheme, kurrentDbConnectionProblem]),
+);
+
+const eventStoreUrl = (env: Env): string | undefined => {
+  const key = 'EVENTSTORE_URL';
+  const raw = present(env, key);
+  if (raw === undefined) return undefined;
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//.exec(raw)?.[1];
+  const problemOf = scheme === undefined ? undefined : EVENT_STORE_SCHEMES.get(scheme);
+  if (!problemOf) {
+    const known = [...EVENT_STORE_SCHEMES.keys()].map((s) => `${s}//`).join(', ');
+    throw new ConfigError(key, `expected a URL starting ${known}`);
+  }
+  const problem = problemOf(raw);
+  if (problem !== undefined) throw new ConfigError(key, problem);
+  return raw;
+};
+
 // Safe integers: a price past 2^53 is not the price written (9007199254740993 reads as …992).
 const isMinorUnits = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
@@ -210,7 +238,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     host: present(env, 'HOST') ?? '0.0.0.0',
     dataDir: directory(env, 'DATA_DIR', './data'),
     nodeStaleSec: integer(env, 'NODE_STALE_SEC', 300, 1, 86_400),
-    eventstoreUrl: url(env, 'EVENTSTORE_URL', ['esdb:', 'esdb+discover:', 'kurrentdb:']),
+    eventstoreUrl: eventStoreUrl(env),
     mongoUrl: url(env, 'MONGO_URL', ['mongodb:', 'mongodb+srv:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     authJwtSecret: jwtSecret(env),

@@ -59,6 +59,54 @@ describe('configuration', () => {
     );
   });
 
+  describe('EVENTSTORE_URL', () => {
+    it.each([
+      'esdb://localhost:2113?tls=false',
+      'esdb+discover://admin:changeit@cluster.example:2113',
+      'kurrentdb://localhost:2113?tls=false',
+      'kurrentdb+discover://cluster.example:2113?nodePreference=leader',
+      // A cluster's hosts, which no WHATWG URL parser takes.
+      'kurrentdb://db-1:2113,db-2:2113,db-3:2113?tls=false',
+    ])('takes %s as it is', (url) => {
+      expect(loadConfig({ EVENTSTORE_URL: url }).eventstoreUrl).toBe(url);
+    });
+
+    it.each([
+      ['nope', /expected a URL starting esdb:\/\/, .*kurrentdb\+discover:\/\//],
+      ['http://localhost:2113', /expected a URL starting/],
+      ['mongodb://localhost:27017', /expected a URL starting/],
+      ['KurrentDB://localhost:2113', /expected a URL starting/],
+      ['kurrentdb://localhost:2113?tls=banana', /client cannot use it: .*true or false/],
+      ['kurrentdb://localhost:port', /client cannot use it: .*port number/],
+      ['kurrentdb://localhost:2113?nodePreference=sideways', /client cannot use it/],
+      ['kurrentdb://localhost:2113?defaultDeadline=0', /client cannot use it: .*defaultDeadline/],
+      ['kurrentdb://localhost:2113?tlsCAFile=/does/not/exist.pem', /client cannot use it: .*file/],
+    ])('refuses %s naming the setting (exit 78), not with a stack trace', (url, problem) => {
+      refuses({ EVENTSTORE_URL: url }, 'EVENTSTORE_URL');
+      expect(() => loadConfig({ EVENTSTORE_URL: url })).toThrow(problem);
+    });
+
+    it('does not repeat a password the client quotes back', () => {
+      const url = 'kurrentdb://admin:S3cret@localhost:2113?tls=S3cret';
+      expect(() => loadConfig({ EVENTSTORE_URL: url })).toThrow(ConfigError);
+      try {
+        loadConfig({ EVENTSTORE_URL: url });
+      } catch (error) {
+        expect((error as Error).message).not.toContain('S3cret');
+      }
+    });
+
+    it('reads an esdb URL without the client warning about the old name outside the log', () => {
+      const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+      try {
+        loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' });
+        expect(warn).not.toHaveBeenCalled();
+      } finally {
+        warn.mockRestore();
+      }
+    });
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],

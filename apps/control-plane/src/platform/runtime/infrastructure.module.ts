@@ -36,7 +36,11 @@ export class InfrastructureModule {
         {
           provide: EVENT_STORE,
           useFactory: () =>
-            createEventStore({ eventstoreUrl: config.eventstoreUrl, dataDir: config.dataDir }),
+            createEventStore({
+              eventstoreUrl: config.eventstoreUrl,
+              dataDir: config.dataDir,
+              log: failureLog('eventstore'),
+            }),
         },
         {
           provide: READ_MODELS,
