@@ -44,7 +44,8 @@ export class InfrastructureModule {
         },
         {
           provide: READ_MODELS,
-          useFactory: () => createReadModelStore({ mongoUrl: config.mongoUrl }),
+          useFactory: () =>
+            createReadModelStore({ mongoUrl: config.mongoUrl, log: failureLog('readmodels') }),
         },
         {
           provide: DELAYED_JOBS,
