@@ -43,8 +43,8 @@ export const applyHeapGrowth = (percent: number): void => {
  * No allocation-site pretenuring (read at run time, so setting it at start works). Registering
  * nodes keeps what reports allocate (folded states, read models), so V8 learns to allocate
  * those sites' objects straight into the old generation; afterwards every unchanged report's
- * short-lived copies went there too: at 100,000 nodes a full mark-compact every ~3.5 s under
- * no-change reports (incremental marking ~15 % of the main thread). Off, they die young.
+ * short-lived copies went there too, to be collected by full mark-compacts
+ * (docs/PERFORMANCE.md). Off, they die young.
  */
 export const disablePretenuring = (): void => {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');

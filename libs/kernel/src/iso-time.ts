@@ -12,7 +12,7 @@ const three = (n: number): string => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `$
 
 /**
  * `new Date(ms).toISOString()`, the same text, without V8's date formatting on every call
- * (~0.6 µs each on our machines, paid by every report for its receive time): the day's
+ * (paid by every report for its receive time; docs/PERFORMANCE.md): the day's
  * `YYYY-MM-DDT` is taken from `toISOString` once a day and the time of day is added by
  * arithmetic. A time `toISOString` writes otherwise (a year before 0 or after 9999, a
  * fraction of a millisecond) or refuses (NaN, out of range: RangeError) goes to it as is.

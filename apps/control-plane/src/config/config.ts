@@ -45,8 +45,8 @@ export type Config = {
   readonly bodyLimitBytes: number;
   /**
    * How far V8 lets the heap grow past what survived the last full GC, in percent (V8's
-   * `--heap-growing-percent`); 0 keeps V8's own factor (up to 4x: a 100k-node fleet's
-   * ~400 MiB live heap then peaks near 1.8 GiB RSS).
+   * `--heap-growing-percent`); 0 keeps V8's own factor (up to 4x the live heap;
+   * docs/PERFORMANCE.md).
    */
   readonly heapGrowthPercent: number;
   /** How often running drains and operations whose jobs are gone (Redis lost them) are re-armed. */

@@ -8,7 +8,8 @@ import { NODE_ROLES } from './node.events';
 
 /**
  * A hand-written check of `InventoryReportDto` (the operator's report, up to 1000 nested
- * nodes of up to 64 cards: class-transformer + class-validator cost ~10 ms per 100 nodes).
+ * nodes of up to 64 cards, where class-transformer + class-validator cost most of a large
+ * report's CPU; docs/PERFORMANCE.md).
  *
  * It only ever says "valid" for a body the class-validator DTO (through the global
  * ValidationPipe) accepts unchanged; anything else, including anything unusual that is

@@ -37,7 +37,7 @@ export type NodeDoc = {
   /**
    * The provisioner that made the node (its `fleet/provisioner` label), null for one an
    * operator brought. Indexed: the simulated provisioner finds its nodes every few seconds
-   * without testing every node of the fleet (~70 ms of the event loop at 100,000 nodes).
+   * without testing every node of the fleet (which held the event loop: docs/PERFORMANCE.md).
    */
   provisioner: string | null;
   status: 'ready' | 'busy' | 'cordoned' | 'offline';
@@ -63,7 +63,7 @@ export type NodeDoc = {
   /**
    * Kubernetes last said what is desired (`cordon.observed === cordon.desired`). Indexed: the
    * cordon-sync reconciler reads the few nodes without it, instead of testing every node of
-   * the fleet every few seconds (~90 ms of the event loop at 100,000 nodes).
+   * the fleet every few seconds (which held the event loop: docs/PERFORMANCE.md).
    */
   cordonSynced: boolean;
   drain: { drainId: string; status: 'running' | 'completed' } | null;

@@ -23,7 +23,7 @@ import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
  * field is given: what `@ValidateIf(o => o.kind === kind || o.field !== undefined)` over the
  * built-in check does (same constraint name, same message), as one plain synchronous constraint.
  * The HTTP layer's fast validation path compiles DTOs made of plain constraints only, so a
- * valid create skips class-transformer and class-validator (~85 µs of ~1.6 ms per placement).
+ * valid create skips class-transformer and class-validator (docs/PERFORMANCE.md).
  */
 const ofKind = (
   kind: 'gpu' | 'cpu',

@@ -56,11 +56,11 @@ export const writesAtEndOfTurn = (server: Server): boolean => writingAtEndOfTurn
  *
  * Why: under load one turn reads dozens of requests. Written one by one, each response found
  * its client asleep (it had answered the previous one at once) and the send woke it; on a VM
- * that wake is an interrupt to another vCPU, and it cost a quarter of the server's CPU per
- * request on the hot routes (docs/PERFORMANCE.md, 12-05). Written back to back, the first
- * wakes the client and the rest are in its sockets when it runs. Redis writes its replies the
- * same way, all together before it sleeps again. A response waits at most for the rest of its
- * turn; an idle server's turn is one request, so it is not held back.
+ * that wake is an interrupt to another vCPU, the largest cost found on the hot routes
+ * (docs/PERFORMANCE.md). Written back to back, the first wakes the client and the rest are in
+ * its sockets when it runs. Redis writes its replies the same way, all together before it
+ * sleeps again. A response waits at most for the rest of its turn; an idle server's turn is
+ * one request, so it is not held back.
  */
 export const writeAtEndOfTurn = (server: Server, onError: (error: unknown) => void): EndOfTurn => {
   const turn = new EndOfTurn(onError);

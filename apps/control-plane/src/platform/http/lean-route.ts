@@ -48,9 +48,9 @@ type ArgsOf<F> = F extends (...args: infer A) => unknown ? A : never;
  * A controller route served on the lean path: the same route (its path, method, roles and
  * status are the controller's decorators, so OpenAPI and the route table are unchanged) and
  * the same handler, called without Nest's per-request chain (execution context, guard and
- * pipe consumers, parameter factories, response controller: 25-45 µs a request on this
- * machine, most of a hot route's cost over bare Fastify). `args` makes the handler's
- * arguments as its parameter decorators and pipes would.
+ * pipe consumers, parameter factories, response controller: most of a hot route's cost over
+ * bare Fastify, docs/PERFORMANCE.md). `args` makes the handler's arguments as its parameter
+ * decorators and pipes would.
  */
 export type LeanRoute = {
   readonly controller: Type<object>;

@@ -40,7 +40,7 @@ export const createPino = (
  * The app's loggers on one destination (stdout unless given): `app` for everything, with
  * redaction, and `requests` for the one line per answered request. That line's fields are
  * fixed scalars (method, route template, status, ms, correlation id, subject), so it skips
- * the redaction pass, which is about half of a line's cost (4 µs of 7.5, measured 12-05).
+ * the redaction pass, about half of a line's cost (docs/PERFORMANCE.md).
  */
 export const createLoggers = (
   level: Config['logLevel'],
