@@ -14,6 +14,8 @@ type StartOptions = {
   readonly nodeArgs?: readonly string[];
   /** Keep it running once up and wait for it to exit by itself. */
   readonly untilExit?: boolean;
+  /** Told of everything the process has written so far, at each write. */
+  readonly onOutput?: (out: string) => void;
 };
 
 /**
@@ -21,7 +23,7 @@ type StartOptions = {
  * (`/health/live` answers) and is then stopped (unless `untilExit`).
  */
 const start = async (env: Record<string, string>, options: StartOptions = {}): Promise<Run> => {
-  const { waitMs = 30_000, nodeArgs = [], untilExit = false } = options;
+  const { waitMs = 30_000, nodeArgs = [], untilExit = false, onOutput } = options;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fleet-start-'));
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, DIST_MAIN], {
@@ -37,8 +39,12 @@ const start = async (env: Record<string, string>, options: StartOptions = {}): P
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const take = (chunk: Buffer): void => {
+    out += chunk.toString();
+    onOutput?.(out);
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let up = false;
   const until = Date.now() + waitMs;
@@ -180,9 +186,17 @@ describe('starting the control plane', () => {
   it('starts once Redis answers within the wait', async () => {
     const redis = await OwnRedis.onFreePort();
     try {
-      // Later than the process takes to load its code (~2 s), well within the wait (60 s).
-      const late = new Promise((r) => setTimeout(r, 4000)).then(() => redis.start());
-      const run = await start({ REDIS_URL: redis.url, REDIS_PREFIX: 'fleet-start-e2e' });
+      // Redis comes up once the process said it waits for it, well within the wait (60 s).
+      let late: Promise<unknown> | undefined;
+      const run = await start(
+        { REDIS_URL: redis.url, REDIS_PREFIX: 'fleet-start-e2e' },
+        {
+          waitMs: 90_000,
+          onOutput: (out) => {
+            if (out.includes('waiting for REDIS_URL')) late ??= redis.start();
+          },
+        },
+      );
       await late;
       expect(run.out).toContain(`waiting for REDIS_URL (${redis.url})`);
       expect(run.up).toBe(true);
