@@ -2,6 +2,7 @@ import { IRedisClient, Job, JobsOptions, JobType, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
+import { settleWithin } from '../../kernel/src/within';
 import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_CONCURRENCY } from './in-process-jobs';
 import {
   DelayedJobs,
@@ -61,6 +62,8 @@ type StoredJob = { readonly jobId: string; readonly runAt: number; readonly payl
  * its runAt, later by at most what remained of the run it waited for.
  */
 const DEDUPLICATION = { replace: true, keepLastIfActive: true } as const;
+/** How long close waits for workers and queues still connecting (Redis may be down). */
+const READY_WAIT_MS = 1000;
 /** Adds dropped in a row (a due run taken ahead of ours each time) before `schedule` gives up. */
 const MAX_ADD_ROUNDS = 5;
 /** encodeURIComponent removes ':' (refused by BullMQ); the token before '~' keeps ids unique. */
@@ -586,6 +589,12 @@ export class BullmqJobs implements DelayedJobs {
     await Promise.allSettled([...this.upkeep]);
     const workers = [...this.registered.values()].flatMap(({ workers }) => workers);
     if (this.periodicWorker) workers.push(this.periodicWorker);
+    // BullMQ drops its error listeners on close: one closed while it still connects (made just
+    // before, at start) would throw its "Connection is closed" once we quit the connection.
+    if (!force) {
+      const connecting = [...workers, ...this.queues.values()].map((c) => c.waitUntilReady());
+      await settleWithin(Promise.allSettled(connecting), READY_WAIT_MS);
+    }
     // Workers first: a handler finishing during close may still schedule on an open queue.
     await Promise.allSettled(workers.map((w) => w.close(force)));
     // What handlers scheduled in their last turn goes out before the connection does.
