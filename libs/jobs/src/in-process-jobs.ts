@@ -1,4 +1,11 @@
-import { DelayedJobs, HandlerErrorSink, JobHandler, QueueCounts, QueueOptions } from './port';
+import {
+  DelayedJobs,
+  HandlerErrorSink,
+  JobHandler,
+  PeriodicHandler,
+  QueueCounts,
+  QueueOptions,
+} from './port';
 
 export const DEFAULT_ATTEMPTS = 10;
 export const DEFAULT_BACKOFF_MS = 200;
@@ -40,19 +47,29 @@ type QueueState = {
   /** Due entries in firing order; an entry no longer in `pending` is skipped. */
   readonly ready: Entry[];
   running: number;
-  /** Ids of running handlers, with how many of each (a job rescheduled while running may run twice). */
+  /** Ids of running handlers, with how many of each (one at a time: see `held`). */
   readonly runningIds: Map<string, number>;
+  /** Due entries whose id was running when their turn came: they start when that run ends. */
+  readonly held: Map<string, Entry>;
   readonly failed: Set<string>;
+};
+
+type Periodic = {
+  readonly everyMs: number;
+  readonly handler: PeriodicHandler;
+  running: boolean;
+  timer: NodeJS.Timeout | null;
 };
 
 /**
  * DelayedJobs in memory, for tests and single-process runs: nothing survives a restart,
  * which the reconciler makes up for (jobs are hints, the event log is truth). Due jobs start
- * at once up to `concurrency`; `fetchers` has nothing to do here.
+ * at once up to `concurrency`; `fetchers` has nothing to do here. `every` is a timer.
  */
 export class InProcessJobs implements DelayedJobs {
   private readonly queues = new Map<string, QueueState>();
   private readonly runningHandlers = new Set<Promise<void>>();
+  private readonly periodic = new Map<string, Periodic>();
   private started = false;
   private closed = false;
 
@@ -121,18 +138,29 @@ export class InProcessJobs implements DelayedJobs {
     return new Set([...state.pending.keys(), ...state.runningIds.keys()]);
   }
 
+  every(name: string, everyMs: number, handler: PeriodicHandler): void {
+    if (this.periodic.has(name)) throw new Error(`jobs: ${name} already runs periodically`);
+    if (!(everyMs >= 1)) throw new Error(`jobs: ${name} needs a period of 1 ms or more`);
+    const task: Periodic = { everyMs, handler, running: false, timer: null };
+    this.periodic.set(name, task);
+    if (this.started && !this.closed) this.startPeriodic(name, task);
+  }
+
   async start(): Promise<void> {
     if (this.closed) throw new Error('jobs: closed');
     this.started = true;
     for (const state of this.queues.values()) this.drain(state);
+    for (const [name, task] of this.periodic) this.startPeriodic(name, task);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const task of this.periodic.values()) if (task.timer) clearInterval(task.timer);
     for (const state of this.queues.values()) {
       for (const entry of state.pending.values()) if (entry.timer) clearTimeout(entry.timer);
       state.pending.clear();
       state.ready.length = 0;
+      state.held.clear();
     }
     while (this.runningHandlers.size > 0) await Promise.allSettled([...this.runningHandlers]);
   }
@@ -150,6 +178,7 @@ export class InProcessJobs implements DelayedJobs {
         ready: [],
         running: 0,
         runningIds: new Map(),
+        held: new Map(),
         failed: new Set(),
       };
       this.queues.set(name, state);
@@ -185,6 +214,11 @@ export class InProcessJobs implements DelayedJobs {
       const entry = state.ready.shift()!;
       // Rescheduled or cancelled while waiting for a slot.
       if (state.pending.get(entry.jobId) !== entry) continue;
+      // Runs of one id never overlap: this one waits for the running one to end.
+      if (state.runningIds.has(entry.jobId)) {
+        state.held.set(entry.jobId, entry);
+        continue;
+      }
       state.pending.delete(entry.jobId);
       this.run(state, registered, entry);
     }
@@ -197,7 +231,12 @@ export class InProcessJobs implements DelayedJobs {
       state.running--;
       const left = (state.runningIds.get(entry.jobId) ?? 1) - 1;
       if (left > 0) state.runningIds.set(entry.jobId, left);
-      else state.runningIds.delete(entry.jobId);
+      else {
+        state.runningIds.delete(entry.jobId);
+        const held = state.held.get(entry.jobId);
+        state.held.delete(entry.jobId);
+        if (held) state.ready.push(held);
+      }
       this.runningHandlers.delete(running);
       this.drain(state);
     });
@@ -229,6 +268,24 @@ export class InProcessJobs implements DelayedJobs {
       state.pending.set(entry.jobId, retry);
       this.arm(state, retry);
     }
+  }
+
+  private startPeriodic(name: string, task: Periodic): void {
+    if (task.timer) return;
+    task.timer = setInterval(() => {
+      // Still running (a period shorter than a run): this period is skipped.
+      if (task.running || this.closed) return;
+      task.running = true;
+      const running = task
+        .handler({ runAt: Date.now() })
+        .catch((error: unknown) => this.options.onError?.('periodic', name, error, 1))
+        .finally(() => {
+          task.running = false;
+          this.runningHandlers.delete(running);
+        });
+      this.runningHandlers.add(running);
+    }, task.everyMs);
+    task.timer.unref();
   }
 
   private recordFailure(state: QueueState, jobId: string): void {

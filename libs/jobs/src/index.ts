@@ -14,16 +14,9 @@ export function createDelayedJobs(config: {
   log?: FailureSink;
 }): DelayedJobs {
   if (config.redisUrl) {
-    // Our handlers are short (they re-read state and issue a command or two), so a dead
-    // worker's jobs come back after seconds rather than BullMQ's default 30 s; a live worker
-    // renews its locks at half the duration, so a slow handler keeps its job.
-    return new BullmqJobs({
-      redisUrl: config.redisUrl,
-      prefix: config.prefix,
-      lockDuration: 5000,
-      stalledInterval: 2000,
-      log: config.log,
-    });
+    // The adapter's lock defaults: a dead worker's jobs come back after seconds rather than
+    // BullMQ's 30 s, and a live one keeps them through a 5 s pause of its event loop.
+    return new BullmqJobs({ redisUrl: config.redisUrl, prefix: config.prefix, log: config.log });
   }
   return new InProcessJobs({ onError: handlerFailureLog(config.log) });
 }

@@ -15,6 +15,9 @@ export type JobInfo = {
   readonly runAt: number;
 };
 
+/** One period of an `every`: `runAt` is when it was due (epoch ms), the same in every process. */
+export type PeriodicHandler = (run: { readonly runAt: number }) => Promise<void>;
+
 export type QueueOptions = {
   /** Tries before a job is given up as failed (default 10). */
   readonly attempts?: number;
@@ -45,7 +48,9 @@ export interface DelayedJobs {
   registeredQueues(): string[];
   /**
    * Schedules `jobId` to run at `runAt` (epoch ms; now or past = as soon as possible).
-   * Replace semantics: a job already scheduled under this id is moved, never doubled.
+   * Replace semantics: a job already scheduled under this id, due or not, is moved, never
+   * doubled. Runs of one id never overlap: scheduled while it runs, the new run is kept and
+   * starts once that run ends (not before `runAt`), replacing that run's retries.
    */
   schedule<P>(queue: string, jobId: string, runAt: number, payload: P): Promise<void>;
   cancel(queue: string, jobId: string): Promise<void>;
@@ -57,32 +62,40 @@ export interface DelayedJobs {
    * reconcilers: one call instead of a `scheduledAt` per id).
    */
   liveJobIds(queue: string): Promise<Set<string>>;
+  /**
+   * Runs `handler` every `everyMs` once started, the first time one period after start.
+   * Processes sharing the backend run each period once in total (BullMQ: a job scheduler
+   * named `name`); in memory it is a timer. A period that comes while this process still runs
+   * the last one is skipped; a run that throws is reported like a job's failure, and the next
+   * period runs anyway. `close` stops it.
+   */
+  every(name: string, everyMs: number, handler: PeriodicHandler): void;
   start(): Promise<void>;
-  /** Stops taking jobs, waits for running handlers, closes connections. */
+  /** Stops taking jobs and periods, waits for running handlers, closes connections. */
   close(): Promise<void>;
   ping(): Promise<void>;
 }
 
 /**
- * `schedule` found both slots of a job id running (one run in progress and another started,
- * or runs of a process that died, redelivered once their locks expire): there is nowhere to
- * put a new run. Those runs re-read state, so a caller that only wants "a run soon" may go on.
+ * `schedule` could not put its run in place: a due run of the id kept being taken ahead of it
+ * (BullMQ: one waiting to start, that a concurrent schedule or a worker claimed again each
+ * try). That run re-reads state, so a caller that only wants "a run soon" may go on.
  */
 export class JobSlotsBusyError extends Error {
   constructor(
     readonly queue: string,
     readonly jobId: string,
   ) {
-    super(`jobs: cannot reschedule ${queue}/${jobId}: both of its slots are running`);
+    super(`jobs: cannot reschedule ${queue}/${jobId}: a due run of it kept being taken first`);
     this.name = 'JobSlotsBusyError';
   }
 }
 
 /**
  * `schedule` for a caller that wants "a run soon" of a job whose every run re-reads state:
- * when both slots are running (typically right after a SIGKILL, the dead process's runs,
- * redelivered once their locks expire), a run is coming anyway, so it resolves false instead
- * of failing (a start's reconcile, a reactor). Anything else fails as `schedule` does.
+ * when its run could not be put in place (JobSlotsBusyError), a run is coming anyway, so it
+ * resolves false instead of failing (a start's reconcile, a reactor). Anything else fails as
+ * `schedule` does.
  */
 export async function scheduleUnlessBusy<P>(
   jobs: DelayedJobs,

@@ -252,6 +252,106 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
         expect(fires).toHaveLength(2);
       });
 
+      it('moves a run that is due and has not started yet', async () => {
+        const { fires, handler } = recorder();
+        jobs.register(q, handler);
+        await jobs.schedule(q, 'node-1', Date.now() - 1000, 'due');
+        const later = Date.now() + 300;
+        await jobs.schedule(q, 'node-1', later, 'later');
+        expect(await jobs.scheduledAt(q, 'node-1')).toBe(later);
+        await jobs.start();
+
+        await waitFor('the moved job to fire', () => fires.length === 1);
+        expect(fires[0].payload).toBe('later');
+        expect(fires[0].at).toBeGreaterThanOrEqual(later);
+        await sleep(300);
+        expect(fires).toHaveLength(1);
+      });
+
+      it('never overlaps runs of one id: one due while the last runs starts when it ends', async () => {
+        const running = gate();
+        const release = gate();
+        let releasedAt = 0;
+        const { fires, handler } = recorder(async (_payload, _info, call) => {
+          if (call === 1) {
+            running.open();
+            await release.opened;
+          }
+        });
+        jobs.register(q, handler);
+        await jobs.start();
+        await jobs.schedule(q, 'node-1', Date.now(), 'first');
+        await running.opened;
+        await jobs.schedule(q, 'node-1', Date.now(), 'second');
+
+        await sleep(300);
+        expect(fires).toHaveLength(1);
+        releasedAt = Date.now();
+        release.open();
+        await waitFor('the second run', () => fires.length === 2);
+        expect(fires[1].payload).toBe('second');
+        expect(fires[1].at).toBeGreaterThanOrEqual(releasedAt);
+      });
+
+      it('keeps the last of several schedules made while the job runs, and runs it once', async () => {
+        const running = gate();
+        const release = gate();
+        const { fires, handler } = recorder(async (_payload, _info, call) => {
+          if (call === 1) {
+            running.open();
+            await release.opened;
+          }
+        });
+        jobs.register(q, handler);
+        await jobs.start();
+        await jobs.schedule(q, 'node-1', Date.now(), 'first');
+        await running.opened;
+        await jobs.schedule(q, 'node-1', Date.now() + 100, 'a');
+        const last = Date.now() + 150;
+        await jobs.schedule(q, 'node-1', last, 'b');
+        expect(await jobs.scheduledAt(q, 'node-1')).toBe(last);
+        release.open();
+
+        await waitFor('the next run', () => fires.length === 2);
+        expect(fires[1].payload).toBe('b');
+        expect(fires[1].at).toBeGreaterThanOrEqual(last);
+        await sleep(400);
+        expect(fires).toHaveLength(2);
+      });
+
+      it("lets a schedule made while a failing run runs replace that run's retry", async () => {
+        const { fires, handler } = recorder(async (payload, info) => {
+          if (payload !== 'first') return;
+          await jobs.schedule(info.queue, info.jobId, Date.now() + 100, 'instead');
+          throw new Error('failed after rescheduling');
+        });
+        jobs.register(q, handler, { attempts: 3, backoffMs: 50 });
+        await jobs.start();
+        await jobs.schedule(q, 'node-1', Date.now(), 'first');
+
+        await waitFor('the new run', () => fires.length === 2);
+        expect(fires.map((f) => [f.payload, f.info.attempt])).toEqual([
+          ['first', 1],
+          ['instead', 1],
+        ]);
+        await sleep(400);
+        expect(fires).toHaveLength(2);
+        expect((await jobs.counts(q)).failed).toBe(0);
+      });
+
+      it('drops a schedule cancelled in the same turn', async () => {
+        const { fires, handler } = recorder();
+        jobs.register(q, handler);
+        await jobs.start();
+        const scheduled = jobs.schedule(q, 'node-1', Date.now() + 100, null);
+        const cancelled = jobs.cancel(q, 'node-1');
+        await Promise.all([scheduled, cancelled]);
+
+        expect(await jobs.scheduledAt(q, 'node-1')).toBeNull();
+        await sleep(300);
+        expect(fires).toHaveLength(0);
+      });
+
       it('lets a handler reschedule its own job, as a ticker does', async () => {
         const { fires, handler } = recorder(async (payload, info) => {
           const tick = payload as number;
@@ -406,6 +506,57 @@ export function delayedJobsContract(name: string, make: () => Promise<MadeJobs>)
       expect(fires.map((f) => f.payload).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
       await sleep(200);
       expect(fires).toHaveLength(8);
+    });
+
+    describe('periodic work (`every`)', () => {
+      it('runs about once a period, the first one period after start', async () => {
+        const runs: Array<{ at: number; runAt: number }> = [];
+        jobs.every('tick', 200, async ({ runAt }) => void runs.push({ at: Date.now(), runAt }));
+        const started = Date.now();
+        await jobs.start();
+
+        await sleep(1100);
+        expect(runs.length).toBeGreaterThanOrEqual(3);
+        expect(runs.length).toBeLessThanOrEqual(6);
+        expect(runs[0].at - started).toBeGreaterThanOrEqual(180);
+        // Each period once: no two runs for the same time.
+        expect(new Set(runs.map((r) => r.runAt)).size).toBe(runs.length);
+      });
+
+      it('skips a period while its last run goes on, and goes on after a run that throws', async () => {
+        let active = 0;
+        let most = 0;
+        let runs = 0;
+        jobs.every('slow', 100, async () => {
+          runs++;
+          active++;
+          most = Math.max(most, active);
+          await sleep(250);
+          active--;
+          throw new Error('a failing period');
+        });
+        await jobs.start();
+
+        await waitFor('three runs', () => runs >= 3, 3000);
+        expect(most).toBe(1);
+      });
+
+      it('stops on close', async () => {
+        let runs = 0;
+        jobs.every('tick', 100, async () => void runs++);
+        await jobs.start();
+        await waitFor('a run', () => runs > 0);
+
+        await jobs.close();
+        const after = runs;
+        await sleep(400);
+        expect(runs).toBe(after);
+      });
+
+      it('refuses a second `every` under one name', () => {
+        jobs.every('tick', 100, async () => undefined);
+        expect(() => jobs.every('tick', 200, async () => undefined)).toThrow(/already/);
+      });
     });
 
     it('waits for running handlers on close', async () => {

@@ -35,6 +35,7 @@ export class DrainsModule implements OnModuleInit {
     this.runtime.afterStart(() => this.saga.reconcile());
     // Redis may lose jobs while we run (restarted empty, flushed): re-arm what is gone.
     this.runtime.every(
+      'drains-repair',
       this.config.jobsRepairSec * 1000,
       async () => void (await this.saga.repair()),
     );

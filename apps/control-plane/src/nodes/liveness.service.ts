@@ -80,7 +80,6 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   private readonly reportingSince = new Map<string, number>();
   /** Stalls this process has marked: a cluster read as reporting before one is not remembered. */
   private stallsMarked = 0;
-  private reconcileTimer: NodeJS.Timeout | null = null;
   private reconciling = false;
   /** The reactor's queue operations in flight, the last one per node: one node's stay in order. */
   private readonly queueOps = new Map<string, Promise<void>>();
@@ -111,16 +110,16 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       },
     );
     this.registry.addReactor({ name: 'node-liveness', react: (e) => this.react(e) });
-    this.runtime.afterStart(async () => {
-      await this.reconcile();
-      const period = this.reconcilePeriod();
-      this.reconcileTimer = setInterval(() => void this.reconcile(), period);
-      this.reconcileTimer.unref();
-    });
+    this.runtime.afterStart(async () => void (await this.reconcile()));
+    // Once a period across the processes sharing Redis, not in each of them.
+    this.runtime.every(
+      'liveness-reconcile',
+      this.reconcilePeriod(),
+      async () => void (await this.reconcile()),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {
-    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     // Before the job queue closes: an arm cut short is left to the reconciler of the next start.
     await Promise.allSettled([...this.queueOps.values()]);
   }

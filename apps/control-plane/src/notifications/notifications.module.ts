@@ -56,6 +56,7 @@ export class NotificationsModule implements OnModuleInit {
       // Redis may lose pending deliveries (restarted empty): hand back what is owed.
       this.runtime.afterStart(async () => void (await this.deliveries.repair()));
       this.runtime.every(
+        'webhook-deliveries-repair',
         this.config.jobsRepairSec * 1000,
         async () => void (await this.deliveries.repair()),
       );

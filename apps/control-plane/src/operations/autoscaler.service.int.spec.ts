@@ -72,3 +72,51 @@ describe('AutoscalerService over a long queue', () => {
     expect(grown).toContainEqual(['big', 3]);
   });
 });
+
+describe('AutoscalerService watching idle nodes', () => {
+  const HOUR = Date.parse('2026-12-03T01:00:00.000Z');
+  const setUp = async () => {
+    const readModels = new EmbeddedReadModelStore();
+    await readModels.commit(
+      'test',
+      [{ op: 'upsert', collection: NODE_POOLS, doc: pool('p', 8) }],
+      1,
+    );
+    let node = { nodeId: 'n1', status: 'ready', _rev: 3 };
+    const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
+    const autoscaler = new AutoscalerService(
+      readModels,
+      { members: async () => [node] } as unknown as PoolsService,
+      { scale } as unknown as OperationsService,
+    );
+    return {
+      autoscaler,
+      scale,
+      /** The node's stream moved on (a session placed and ended, unseen between two ticks). */
+      eventsOnNode: () => (node = { ...node, _rev: node._rev + 2 }),
+    };
+  };
+  // The pool's cool-down is 600 s.
+  const after = (sec: number) => HOUR + sec * 1000;
+
+  it('scales a node in once it was seen ready at one revision for the cool-down', async () => {
+    const { autoscaler, scale } = await setUp();
+    await autoscaler.tick(after(0));
+    await autoscaler.tick(after(599));
+    expect(scale).not.toHaveBeenCalled();
+    await autoscaler.tick(after(600));
+    expect(scale.mock.calls.map(([poolId, size]) => [poolId, size])).toEqual([['p', 0]]);
+  });
+
+  it('starts the cool-down again when the node was busy and idle again between two ticks it saw (another process ran the ticks between)', async () => {
+    const { autoscaler, scale, eventsOnNode } = await setUp();
+    await autoscaler.tick(after(0));
+    eventsOnNode();
+    await autoscaler.tick(after(600));
+    expect(scale).not.toHaveBeenCalled();
+    await autoscaler.tick(after(1199));
+    expect(scale).not.toHaveBeenCalled();
+    await autoscaler.tick(after(1200));
+    expect(scale).toHaveBeenCalledTimes(1);
+  });
+});

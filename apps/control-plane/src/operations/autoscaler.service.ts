@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandContext, DomainError, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
@@ -9,17 +9,22 @@ import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
 import { autoscaleDecision, fitsOneNode } from './autoscale';
 import { OperationsService } from './operations.service';
 
+/** How often the autoscaler decides (once per period across processes sharing Redis). */
+export const AUTOSCALER_TICK_MS = 1000;
+
 /**
  * The autoscaler: every tick, for each pool with autoscaling and no running operation, a pure
  * decision (autoscaleDecision) from the queue and the pool's idle nodes; each decision is a
  * scale operation carrying its reason. Idle times are watched in memory: a restart restarts
- * every cool-down, which can only delay a scale-in.
+ * every cool-down, which can only delay a scale-in. With several processes each tick runs in
+ * one of them, so a process sees a node only now and then: a node counts as idle since this
+ * process first saw it ready at its current revision (any event of its stream, a session
+ * placed or ended on it included, starts the watch again).
  */
 @Injectable()
-export class AutoscalerService implements OnModuleDestroy {
+export class AutoscalerService {
   private readonly logger = new Logger('autoscaler');
-  private readonly idleSince = new Map<string, number>();
-  private timer: NodeJS.Timeout | null = null;
+  private readonly idleSince = new Map<string, { readonly since: number; readonly rev: number }>();
   private ticking = false;
 
   constructor(
@@ -27,15 +32,6 @@ export class AutoscalerService implements OnModuleDestroy {
     @Inject(PoolsService) private readonly pools: PoolsService,
     @Inject(OperationsService) private readonly operations: OperationsService,
   ) {}
-
-  start(periodMs = 1000): void {
-    this.timer = setInterval(() => void this.tick(), periodMs);
-    this.timer.unref();
-  }
-
-  onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
-  }
 
   async tick(now = Date.now()): Promise<void> {
     if (this.ticking) return;
@@ -72,8 +68,10 @@ export class AutoscalerService implements OnModuleDestroy {
             this.idleSince.delete(node.nodeId);
             continue;
           }
-          const since = this.idleSince.get(node.nodeId) ?? now;
-          this.idleSince.set(node.nodeId, since);
+          const seen = this.idleSince.get(node.nodeId);
+          // Busy and idle again between two of this process's ticks: its revision moved.
+          const since = seen?.rev === node._rev ? seen.since : now;
+          this.idleSince.set(node.nodeId, { since, rev: node._rev });
           if (now - since >= settings.idleCooldownSec * 1000) idleNodes++;
         }
         if (pool.operation !== null) continue;

@@ -14,7 +14,7 @@ import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
-import { AutoscalerService } from './autoscaler.service';
+import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
 
 @Module({
   imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
@@ -41,12 +41,14 @@ export class OperationsModule implements OnModuleInit {
     this.runtime.afterStart(() => this.saga.reconcile());
     // Redis may lose jobs while we run (restarted empty, flushed): re-arm what is gone.
     this.runtime.every(
+      'operations-repair',
       this.config.jobsRepairSec * 1000,
       async () => void (await this.saga.repair()),
     );
-    this.runtime.afterStart(async () => this.autoscaler.start());
+    this.runtime.every('autoscaler', AUTOSCALER_TICK_MS, () => this.autoscaler.tick());
     // A delete that died between its two appends left its pool off the cluster's list.
     this.runtime.every(
+      'pools-relist-strays',
       this.config.jobsRepairSec * 1000,
       async () => void (await this.operations.relistStrays()),
     );

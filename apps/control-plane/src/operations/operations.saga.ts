@@ -131,7 +131,7 @@ export class OperationsSaga {
     await this.schedule(op.operationId);
   }
 
-  /** Every run re-reads state: with both slots running (a dead worker's), a run is coming. */
+  /** Every run re-reads state: when its run cannot be put in place, one is coming anyway. */
   private async scheduleUnlessRunning(queue: string, operationId: string, at: number) {
     if (!(await scheduleUnlessBusy<Job>(this.jobs, queue, operationId, at, { operationId })))
       this.logger.warn(`operation ${operationId}: ${queue} already running on a stalled worker`);

@@ -178,8 +178,8 @@ export class SessionQueueService {
 
   /**
    * A pass soon, once the read models show the event at `position` (the one that freed
-   * capacity). With both tick slots running a pass is coming anyway (each re-reads the queue).
-   * One job id: a later kick replaces the payload with its later position.
+   * capacity). One job id: a later kick replaces the payload with its later position. When its
+   * run cannot be put in place, a pass is coming anyway (each re-reads the queue).
    */
   async kick(position: LogPosition = LOG_START): Promise<void> {
     await scheduleUnlessBusy<TickJob>(this.jobs, QUEUE_TICK, TICK_JOB, Date.now(), { position });

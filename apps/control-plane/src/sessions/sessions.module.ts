@@ -49,6 +49,8 @@ export class SessionsModule implements OnModuleInit {
     // One pass at start: sessions left queued by a crash (or by lost timers) are looked at again.
     this.runtime.afterStart(() => this.queue.kick());
     // Redis may lose the pass (restarted empty) or refuse one (down when it was asked for).
-    this.runtime.every(this.config.jobsRepairSec * 1000, () => this.queue.repair());
+    this.runtime.every('session-queue-repair', this.config.jobsRepairSec * 1000, () =>
+      this.queue.repair(),
+    );
   }
 }

@@ -66,7 +66,11 @@ export class CordonSyncService implements OnModuleInit {
     // Redis may lose jobs while we run (restarted empty, flushed): re-arm what is gone. Only
     // at start, a cordon made before an outage went without its overdue notice until the next
     // restart of the control plane.
-    this.runtime.every(this.config.jobsRepairSec * 1000, async () => void (await this.reconcile()));
+    this.runtime.every(
+      'cordon-sync-reconcile',
+      this.config.jobsRepairSec * 1000,
+      async () => void (await this.reconcile()),
+    );
   }
 
   /** Arms the deadline on every desired-state change; a deleted node needs none. */

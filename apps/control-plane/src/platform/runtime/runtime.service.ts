@@ -38,8 +38,11 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   private startedAt: number | null = null;
   private caughtUpAtStart = false;
   private readonly startHooks: Array<() => Promise<void>> = [];
-  private readonly repeated: Array<{ hook: () => Promise<void>; everyMs: number }> = [];
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly repeated: Array<{
+    name: string;
+    everyMs: number;
+    hook: () => Promise<void>;
+  }> = [];
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -70,7 +73,11 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     }
     await this.jobs.start();
     for (const hook of this.startHooks) await hook();
-    for (const { hook, everyMs } of this.repeated) this.repeat(hook, everyMs);
+    for (const { name, everyMs, hook } of this.repeated) {
+      this.jobs.every(name, everyMs, () =>
+        hook().catch((e: unknown) => this.logger.warn(`periodic ${name} failed: ${String(e)}`)),
+      );
+    }
     this.startedAt = Date.now();
   }
 
@@ -80,25 +87,16 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   /**
-   * Runs `hook` every `everyMs` while serving, first one period after start (repairs, e.g.
-   * re-arming jobs a Redis lost). A run still going when the next is due makes it skip;
-   * a failing run is logged and the next one tries again. Stopped first at shutdown.
+   * Runs `hook` every `everyMs` while serving, first one period after start (reconcilers,
+   * repairs re-arming jobs a Redis lost, the autoscaler). With Redis, processes sharing it run
+   * each period once in total (a BullMQ job scheduler named `name`); in memory it is a timer.
+   * A run still going here when the next is due makes it skip; a failing run is logged and
+   * the next one tries again. Stopped with the jobs at shutdown.
    */
-  every(everyMs: number, hook: () => Promise<void>): void {
-    this.repeated.push({ hook, everyMs });
-  }
-
-  private repeat(hook: () => Promise<void>, everyMs: number): void {
-    let running = false;
-    const timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      hook()
-        .catch((e: unknown) => this.logger.warn(`periodic repair failed: ${String(e)}`))
-        .finally(() => (running = false));
-    }, everyMs);
-    timer.unref();
-    this.timers.push(timer);
+  every(name: string, everyMs: number, hook: () => Promise<void>): void {
+    if (this.repeated.some((r) => r.name === name))
+      throw new Error(`runtime: ${name} repeats already`);
+    this.repeated.push({ name, everyMs, hook });
   }
 
   get ready(): boolean {
@@ -106,7 +104,6 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    for (const timer of this.timers.splice(0)) clearInterval(timer);
     // Reactors schedule and cancel jobs: they stop before the jobs client closes, instead of
     // sending commands on a connection being quit. What they have not handled stays behind
     // their checkpoints for the next start; projections run on for commands still finishing.
