@@ -14,7 +14,7 @@ import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/po
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { LivenessService } from './liveness.service';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';
-import { Beat, HeartbeatStore, laterObserved } from './heartbeat/heartbeat.store';
+import { Beat, Heartbeat, HeartbeatStore, laterObserved } from './heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
 import { NodeRef, nodeAggregate, nodeRefOf } from './node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from './node.events';
@@ -92,7 +92,8 @@ export class InventoryService {
     try {
       // From a store in this process (the embedded one) and the cached states, a report that
       // changes nothing is decided without awaiting a promise: each costs a turn of the loop.
-      const beats = this.heartbeats.getNow?.(nodeIds) ?? (await this.heartbeats.get(nodeIds));
+      const read = this.heartbeats.getNow?.(nodeIds) ?? this.newestOf(nodeIds, reports);
+      const beats = Array.isArray(read) ? read : await read;
       const newest = beats.map((b) => toIso(b?.observedAt ?? null));
       const commands: NodeCommand[] = reports.map((report, i) => ({
         type: 'ReportNode',
@@ -169,8 +170,14 @@ export class InventoryService {
         await apply();
       }
       try {
+        // What a report waits for: its changes appended (above), and its nodes' newest
+        // heartbeats read where its order needs them (`newestOf`); not its sightings' write
+        // to Redis while the store is writing (`touchLater`): they are in this process's reads
+        // at once, so this process's next report of a node is ordered after this one, and a
+        // sighting lost with Redis only dates a node that fell silent meanwhile one report
+        // earlier (docs/ARCHITECTURE.md, "Nodes and liveness").
         if (this.heartbeats.touchNow) this.heartbeats.touchNow(fresh);
-        else await this.heartbeats.touch(fresh);
+        else if (!this.heartbeats.touchLater?.(fresh)) await this.heartbeats.touch(fresh);
       } catch (error) {
         // Redis went away after the report's changes were appended: they are done, and a 503
         // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
@@ -189,6 +196,33 @@ export class InventoryService {
       await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     }
     return results;
+  }
+
+  /**
+   * The heartbeats a report's decision needs, from a store out of process: only a node
+   * reported with an observedAt can be out of order (`isOutOfOrder`; a report without one is
+   * ordered by its receive time), so only those nodes' newest observedAt is read. A report
+   * of none of them reads nothing, and is answered without waiting on the store. The others
+   * are null: their sightings keep the store's newest observedAt (`touch` keeps the later).
+   */
+  private newestOf(
+    nodeIds: readonly string[],
+    reports: readonly NodeReport[],
+  ): Array<Heartbeat | null> | Promise<Array<Heartbeat | null>> {
+    let ordered = 0;
+    for (const r of reports) if (r.observedAt !== null) ordered++;
+    if (ordered === reports.length) return this.heartbeats.get(nodeIds);
+    const none = new Array<Heartbeat | null>(reports.length).fill(null);
+    if (ordered === 0) return none;
+    const ids: string[] = [];
+    for (let i = 0; i < reports.length; i++)
+      if (reports[i].observedAt !== null) ids.push(nodeIds[i]);
+    return this.heartbeats.get(ids).then((read) => {
+      for (let i = 0, k = 0; i < reports.length; i++) {
+        if (reports[i].observedAt !== null) none[i] = read[k++];
+      }
+      return none;
+    });
   }
 
   /**

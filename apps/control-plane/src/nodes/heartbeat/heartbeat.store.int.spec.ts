@@ -395,3 +395,162 @@ describe('heartbeat store: redis, when Redis loses its data or goes away', () =>
     30_000,
   );
 });
+
+describe('heartbeat store: redis, batched per turn of the event loop', () => {
+  let prefix: string;
+  let store: RedisHeartbeatStore;
+  let other: Redis;
+  beforeEach(async () => {
+    prefix = `hb-test-${randomUUID().slice(0, 8)}`;
+    store = new RedisHeartbeatStore(REDIS_URL, prefix);
+    other = new Redis(REDIS_URL);
+    await store.ping();
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await other.del(`${prefix}:heartbeats`);
+    other.disconnect();
+    await store.close();
+  });
+
+  const beat = (nodeId: string, seenAt: number, observedAt: number | null = null) => ({
+    nodeId,
+    seenAt,
+    observedAt,
+  });
+
+  it('sends the touches and reads asked for in one turn as one pipeline, and answers each caller its own', async () => {
+    await store.touch([beat('old', 100, 90)]);
+    const pipelines = jest.spyOn(Redis.prototype, 'pipeline');
+    const before = store.batches;
+    // 50 reports' worth in one turn: touches, then reads of what they touch and of others.
+    const touches = Array.from({ length: 50 }, (_, i) =>
+      store.touch([beat(`n${i}`, 1_000 + i, i % 2 ? 900 + i : null), beat(`m${i}`, 5)]),
+    );
+    const reads = Array.from({ length: 50 }, (_, i) => store.get([`n${i}`, 'old', 'never']));
+    await expect(Promise.all(touches)).resolves.toHaveLength(50);
+    const got = await Promise.all(reads);
+    expect(store.batches - before).toBe(1);
+    expect(pipelines).toHaveBeenCalledTimes(1);
+    got.forEach((answer, i) =>
+      expect(answer).toEqual([
+        { seenAt: 1_000 + i, observedAt: i % 2 ? 900 + i : null },
+        { seenAt: 100, observedAt: 90 },
+        null,
+      ]),
+    );
+    // In Redis, not only in this process's record of them.
+    expect(await other.hget(`${prefix}:heartbeats`, 'n7')).toBe('1007:907');
+    expect(await other.hlen(`${prefix}:heartbeats`)).toBe(101);
+  });
+
+  it('sends what one turn took without waiting (touchLater) as one pipeline, in Redis a round trip later', async () => {
+    const before = store.batches;
+    for (let i = 0; i < 200; i++) {
+      expect(store.touchLater([beat(`n${i}`, 2_000 + i, 1_000)])).toBe(true);
+    }
+    // Nothing sent yet (the callers did not wait), and in this process's record at once.
+    expect(store.batches).toBe(before);
+    expect(store.recordedHere(['n3'])).toEqual([{ seenAt: 2_003, observedAt: 1_000 }]);
+    await new Promise((r) => setImmediate(r));
+    expect(store.batches - before).toBe(1);
+    // A read on the same connection comes after the batch's writes.
+    expect(await store.get(['n3'])).toEqual([{ seenAt: 2_003, observedAt: 1_000 }]);
+    expect(await other.hget(`${prefix}:heartbeats`, 'n3')).toBe('2003:1000');
+    expect(await other.hlen(`${prefix}:heartbeats`)).toBe(200);
+  });
+
+  it('keeps a turn in the order asked: a removal between two touches of a node', async () => {
+    const first = store.touch([beat('a', 5_000, 4_900), beat('b', 5_000, 4_900)]);
+    const removed = store.remove('a');
+    const again = store.touch([beat('a', 1_000, 900)]);
+    const removedB = store.remove('b');
+    await Promise.all([first, removed, again, removedB]);
+    expect(await store.get(['a', 'b'])).toEqual([{ seenAt: 1_000, observedAt: 900 }, null]);
+  });
+
+  it('answers the later of Redis and its own record: a replica ahead in Redis, or a sighting Redis lost', async () => {
+    await store.touch([beat('a', 1_000, 900), beat('b', 1_000, 900)]);
+    // Another replica wrote a later sighting of a; Redis lost b's.
+    await other.hset(`${prefix}:heartbeats`, 'a', '3000:2900');
+    await other.hdel(`${prefix}:heartbeats`, 'b');
+    expect(await store.get(['a', 'b'])).toEqual([
+      { seenAt: 3_000, observedAt: 2_900 },
+      { seenAt: 1_000, observedAt: 900 },
+    ]);
+  });
+
+  describe('when Redis refuses a batch', () => {
+    it('fails every caller of the batch with the error, reads and writes, and takes no sighting without a caller until writes succeed again', async () => {
+      // A key of another type: every command of the batch is refused (WRONGTYPE).
+      await other.set(`${prefix}:heartbeats`, 'not a hash');
+      const unhandled = jest.fn();
+      process.on('unhandledRejection', unhandled);
+      try {
+        const before = store.batches;
+        const calls = [
+          store.touch([beat('a', 1, null)]),
+          store.get(['a']),
+          store.touch([beat('b', 1, null)]),
+          store.get(['b', 'c']),
+        ];
+        expect(store.touchLater([beat('c', 1, null)])).toBe(true);
+        const outcomes = await Promise.allSettled(calls);
+        expect(store.batches - before).toBe(1);
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe('rejected');
+          expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/);
+        }
+        // Its writes failed: a report now waits for its sighting, and hears the error.
+        expect(store.touchLater([beat('c', 2, null)])).toBe(false);
+        await expect(store.touch([beat('c', 2, null)])).rejects.toThrow(/WRONGTYPE/);
+        await other.del(`${prefix}:heartbeats`);
+        await store.touch([beat('c', 3, null)]);
+        expect(store.touchLater([beat('c', 4, null)])).toBe(true);
+        expect(await store.get(['c'])).toEqual([{ seenAt: 4, observedAt: null }]);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(unhandled).not.toHaveBeenCalled();
+      } finally {
+        process.off('unhandledRejection', unhandled);
+      }
+    });
+  });
+});
+
+describe('heartbeat store: redis, a batch when Redis stalls', () => {
+  it('fails every caller of the batch with UnavailableError within the command timeout, and declines touchLater until Redis answers', async () => {
+    const redis = await OwnRedis.onFreePort();
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    await redis.start();
+    const store = new RedisHeartbeatStore(redis.url, 'hb-batch-stall');
+    try {
+      await store.ping();
+      redis.stall();
+      const started = Date.now();
+      const before = store.batches;
+      const calls = Array.from({ length: 10 }, (_, i) =>
+        i % 2
+          ? store.get([`n${i}`])
+          : store.touch([{ nodeId: `n${i}`, seenAt: i, observedAt: null }]),
+      );
+      expect(store.touchLater([{ nodeId: 'x', seenAt: 1, observedAt: null }])).toBe(true);
+      const outcomes = await Promise.allSettled(calls);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(store.batches - before).toBe(1);
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('rejected');
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(UnavailableError);
+      }
+      expect(store.touchLater([{ nodeId: 'x', seenAt: 2, observedAt: null }])).toBe(false);
+      redis.resume();
+      await store.touch([{ nodeId: 'x', seenAt: 3, observedAt: null }]);
+      expect(store.touchLater([{ nodeId: 'x', seenAt: 4, observedAt: null }])).toBe(true);
+      expect(await store.get(['x'])).toEqual([{ seenAt: 4, observedAt: null }]);
+    } finally {
+      redis.resume();
+      errors.mockRestore();
+      await store.close();
+      await redis.kill();
+    }
+  }, 30_000);
+});

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type Redis from 'ioredis';
+import type { ChainableCommander, default as Redis } from 'ioredis';
+import { ThrottledLog } from '../../../../../libs/kernel/src';
+import { failureLog } from '../../platform/observability/logger';
 import {
   RequestPathRedis,
   isRedisUnreachable,
@@ -27,6 +29,13 @@ export interface HeartbeatStore {
    */
   getNow?(nodeIds: readonly string[]): Array<Heartbeat | null>;
   touchNow?(beats: readonly Beat[]): void;
+  /**
+   * Optional, for a store out of process (Redis): takes the sightings without the caller
+   * waiting for the store to confirm them, when it can; false when it cannot (out of reach, or
+   * its last writes failed), and the caller awaits `touch` instead. Taken sightings are in
+   * this process's reads at once (`get`), in the store a round trip later.
+   */
+  touchLater?(beats: readonly Beat[]): boolean;
   /**
    * Since when reports have been recordable without a break (epoch ms): this process's start
    * (the store's construction), or the store's last return after being out of reach,
@@ -236,11 +245,23 @@ export class MemoryHeartbeatStore implements HeartbeatStore {
   }
 }
 
-const decode = (raw: string | null): Heartbeat | null => {
-  if (raw === null) return null;
-  const [seen, observed] = raw.split(':');
+const decode = (raw: string): Heartbeat => {
+  const sep = raw.indexOf(':');
+  const seen = sep < 0 ? raw : raw.slice(0, sep);
+  const observed = sep < 0 ? '' : raw.slice(sep + 1);
   return { seenAt: Number(seen), observedAt: observed ? Number(observed) : null };
 };
+
+/** The later of two sightings of one node, each time on its own (as `writeSlots` keeps them). */
+const laterBeat = (a: Heartbeat | null, b: Heartbeat | null): Heartbeat | null =>
+  a === null
+    ? b
+    : b === null
+      ? a
+      : {
+          seenAt: Math.max(a.seenAt, b.seenAt),
+          observedAt: laterObserved(a.observedAt, b.observedAt),
+        };
 
 /**
  * Writes each node's `seenAt:observedAt` field (ARGV: nodeId, seenAt, observedAt or '', for
@@ -269,16 +290,44 @@ return 0
 type TouchingRedis = Redis & {
   touchHeartbeats(key: string, ...args: string[]): Promise<number>;
 };
+type TouchingPipeline = ChainableCommander & {
+  touchHeartbeats(key: string, ...args: string[]): ChainableCommander;
+};
 
 /**
- * One Redis hash, one field per node: a report of 100 nodes is one script call (TOUCH_LUA) and
- * one HMGET.
+ * Nodes per command of a batch: Redis runs one command at a time, and a batch of a busy turn
+ * (ten 1000-node reports) in one script would hold every other client for tens of ms.
+ */
+const NODES_PER_COMMAND = 1000;
+
+/** A caller waiting for its part of a turn's batch. */
+type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
+/** A write of the turn's batch, in the order asked: a touch of some nodes, or a removal. */
+type WriteOp =
+  | { readonly kind: 'touch'; readonly args: string[] }
+  | { readonly kind: 'remove'; readonly nodeId: string };
+/** A read of the turn's batch: its node ids, where its answers start in the batch's, its caller. */
+type ReadOp = {
+  readonly nodeIds: readonly string[];
+  readonly from: number;
+  readonly waiter: Waiter<Array<Heartbeat | null>>;
+};
+
+/**
+ * One Redis hash, one field per node. The reads and writes asked for in one turn of the event
+ * loop go to Redis together, on `setImmediate`: one pipeline holding the turn's writes in the
+ * order asked (the touches of consecutive reports merged into one TOUCH_LUA call, a removal
+ * between them kept in its place), then one HMGET of every node read; each caller gets its own
+ * part of the answers, or the batch's error. A busy turn is one write to the socket and one
+ * round trip, whatever the number of reports in it.
  *
  * Beside it, the last heartbeat this process recorded for each node: when Redis comes back
  * empty (restarted, flushed), a node's real last report is still known here, and a node
  * that fell silent before the loss goes offline at that report, where its sessions' bills
  * end, instead of at the moment the loss was noticed; and the report order (`observedAt`)
- * it had reached holds, so a delayed older report cannot roll the node back.
+ * it had reached holds, so a delayed older report cannot roll the node back. Reads answer the
+ * later of the two (`laterBeat`): a sighting written here but not yet in Redis is not lost to
+ * this process's next report of the node.
  */
 export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly link: RequestPathRedis;
@@ -288,6 +337,12 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private readonly recorded = new Map<string, Slot>();
   /** Out of reach since the last command answered: disconnected, or stalled (timed out). */
   private lost = false;
+  /**
+   * The last batch's writes failed (for whatever reason: out of reach, out of memory, a
+   * read-only replica): reports wait for their sightings (`touchLater` declines) until a
+   * batch's writes succeed again, so a store that cannot write answers 503, not 200.
+   */
+  private failing = false;
   /** This process's start, until the store is out of reach and back. */
   private restored = Date.now();
   private readonly refused = unavailableAs('heartbeat store (Redis)');
@@ -295,11 +350,20 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (isRedisUnreachable(error)) this.lost = true;
     return this.refused(error);
   };
+  /** Sightings no caller waits for that could not be written: logged once per 10 s. */
+  private readonly unwritten = new ThrottledLog(failureLog('heartbeats'));
+
+  /** The turn's batch, sent on `setImmediate`. */
+  private writes: WriteOp[] = [];
+  private writeWaiters: Array<Waiter<void>> = [];
+  private reads: ReadOp[] = [];
+  private readIds: string[] = [];
+  private scheduled = false;
+  /** Batches sent (pipelines), for tests and the bench. */
+  batches = 0;
 
   constructor(url: string, prefix: string) {
-    this.link = new RequestPathRedis(url, 'heartbeats', 'heartbeat store (Redis)', {
-      enableAutoPipelining: true,
-    });
+    this.link = new RequestPathRedis(url, 'heartbeats', 'heartbeat store (Redis)');
     this.link.client.defineCommand('touchHeartbeats', { numberOfKeys: 1, lua: TOUCH_LUA });
     this.redis = this.link.client as TouchingRedis;
     this.key = `${prefix}:heartbeats`;
@@ -318,32 +382,160 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (beats.length === 0) return;
     const down = this.link.connected();
     if (down) await down;
-    const args: string[] = [];
-    for (const b of beats) args.push(b.nodeId, String(b.seenAt), String(b.observedAt ?? ''));
-    await this.link.bounded(this.redis.touchHeartbeats(this.key, ...args)).catch(this.unavailable);
-    if (this.lost) this.answered();
+    await new Promise<void>((resolve, reject) => {
+      this.addTouch(beats);
+      this.writeWaiters.push({ resolve, reject });
+    });
+  }
+
+  /**
+   * Takes the sightings into this turn's batch without the caller waiting for Redis: recorded
+   * here at once (this process's next read of the node sees them whatever Redis answers), in
+   * Redis a round trip later. Declines (false) while the store is not known to be writing:
+   * disconnected, or its last batch's writes failed; the caller then awaits `touch`.
+   */
+  touchLater(beats: readonly Beat[]): boolean {
+    if (this.failing || this.lost || this.redis.status !== 'ready') return false;
+    if (beats.length === 0) return true;
+    this.addTouch(beats);
+    return true;
+  }
+
+  /**
+   * Into the turn's batch, and into this process's record at once: the record follows the
+   * calls in their order (a removal and a touch of one node in one turn end as asked).
+   */
+  private addTouch(beats: readonly Beat[]): void {
     writeSlots(this.recorded, beats);
+    let last = this.writes[this.writes.length - 1];
+    for (const b of beats) {
+      if (last?.kind !== 'touch' || last.args.length >= NODES_PER_COMMAND * 3) {
+        last = { kind: 'touch', args: [] };
+        this.writes.push(last);
+      }
+      last.args.push(b.nodeId, String(b.seenAt), b.observedAt === null ? '' : String(b.observedAt));
+    }
+    this.schedule();
   }
 
   async get(nodeIds: readonly string[]): Promise<Array<Heartbeat | null>> {
     if (nodeIds.length === 0) return [];
     const down = this.link.connected();
     if (down) await down;
-    const raw = await this.link
-      .bounded(this.redis.hmget(this.key, ...nodeIds))
-      .catch(this.unavailable);
-    if (this.lost) this.answered();
-    return raw.map((value, i) => {
-      if (value !== null) return decode(value);
-      // Lost with Redis: what this process recorded there last.
-      return readSlot(this.recorded, nodeIds[i]);
+    return new Promise<Array<Heartbeat | null>>((resolve, reject) => {
+      this.reads.push({ nodeIds, from: this.readIds.length, waiter: { resolve, reject } });
+      for (const id of nodeIds) this.readIds.push(id);
+      this.schedule();
     });
   }
 
   async remove(nodeId: string): Promise<void> {
-    await this.link.connected();
-    await this.link.bounded(this.redis.hdel(this.key, nodeId)).catch(this.unavailable);
+    const down = this.link.connected();
+    if (down) await down;
+    // Forgotten here at once: a touch of the node asked for after this one starts afresh.
     this.recorded.delete(nodeId);
+    await new Promise<void>((resolve, reject) => {
+      this.writes.push({ kind: 'remove', nodeId });
+      this.writeWaiters.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  /** Sends the turn's batch: its writes in order, then its reads, in one pipeline. */
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const { writes, writeWaiters, reads, readIds } = this;
+    this.writes = [];
+    this.writeWaiters = [];
+    this.reads = [];
+    this.readIds = [];
+    this.batches++;
+    const pipeline = this.redis.pipeline() as TouchingPipeline;
+    for (const op of writes) {
+      if (op.kind === 'touch') pipeline.touchHeartbeats(this.key, ...op.args);
+      else pipeline.hdel(this.key, op.nodeId);
+    }
+    for (let i = 0; i < readIds.length; i += NODES_PER_COMMAND) {
+      pipeline.hmget(this.key, ...readIds.slice(i, i + NODES_PER_COMMAND));
+    }
+    this.link.bounded(pipeline.exec()).then(
+      (results) => this.settle(results ?? [], writes.length, writeWaiters, reads, readIds),
+      (error: unknown) => this.fail(error, writes.length > 0, writeWaiters, reads),
+    );
+  };
+
+  private settle(
+    results: Array<[Error | null, unknown]>,
+    writeCount: number,
+    writeWaiters: ReadonlyArray<Waiter<void>>,
+    reads: readonly ReadOp[],
+    readIds: readonly string[],
+  ): void {
+    let writeError: Error | null = null;
+    let readError: Error | null = null;
+    for (let i = 0; i < results.length; i++) {
+      const error = results[i][0];
+      if (error && i < writeCount) writeError ??= error;
+      else if (error) readError ??= error;
+    }
+    if (writeError) this.fail(writeError, true, writeWaiters, []);
+    else {
+      if (writeCount > 0) this.failing = false;
+      for (const w of writeWaiters) w.resolve();
+    }
+    if (readError) return this.fail(readError, false, [], reads);
+    if (this.lost && !writeError) this.answered();
+    if (reads.length === 0) return;
+    const raw: Array<string | null> = [];
+    for (let i = writeCount; i < results.length; i++) {
+      for (const value of results[i][1] as Array<string | null>) raw.push(value);
+    }
+    for (const read of reads) {
+      const beats = new Array<Heartbeat | null>(read.nodeIds.length);
+      for (let j = 0; j < read.nodeIds.length; j++) {
+        const value = raw[read.from + j];
+        // The later of Redis's and this process's own record (lost with Redis, or not there yet).
+        beats[j] = laterBeat(
+          value === null || value === undefined ? null : decode(value),
+          readSlot(this.recorded, readIds[read.from + j]),
+        );
+      }
+      read.waiter.resolve(beats);
+    }
+  }
+
+  /** Every caller of the batch (or of its failed part) gets the error; nothing is left waiting. */
+  private fail(
+    error: unknown,
+    wrote: boolean,
+    writeWaiters: ReadonlyArray<Waiter<void>>,
+    reads: readonly ReadOp[],
+  ): void {
+    let reason: unknown;
+    try {
+      this.unavailable(error);
+      reason = error;
+    } catch (mapped) {
+      reason = mapped;
+    }
+    if (wrote) {
+      this.failing = true;
+      // Sightings taken by `touchLater` have no caller to tell: their reports were answered.
+      if (writeWaiters.length === 0) {
+        this.unwritten.failure(
+          'sightings answered to reports could not be written to Redis',
+          error,
+        );
+      }
+    }
+    for (const w of writeWaiters) w.reject(reason);
+    for (const r of reads) r.waiter.reject(reason);
   }
 
   restoredAt(): number {
