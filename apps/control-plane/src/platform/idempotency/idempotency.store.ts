@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type Redis from 'ioredis';
 import { RequestPathRedis, unavailableAs } from '../runtime/redis-unavailable';
+import { TurnPipeline } from './turn-pipeline';
 
 /** A successful response kept for replays of the same Idempotency-Key. */
 export type StoredResponse = {
@@ -123,10 +124,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/**
+ * Keys in Redis, each command of a request sent with the turn's other requests' in one
+ * pipeline (TurnPipeline): a burst of keyed requests is one round trip a step, not one each.
+ */
 export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly link: RequestPathRedis;
   private readonly redis: Redis;
-  private readonly unavailable = unavailableAs('idempotency store (Redis)');
+  private readonly turn: TurnPipeline;
 
   constructor(
     url: string,
@@ -134,53 +139,70 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ) {
     this.link = new RequestPathRedis(url, 'idempotency', 'idempotency store (Redis)');
     this.redis = this.link.client;
+    const unavailable = unavailableAs('idempotency store (Redis)');
+    this.turn = new TurnPipeline(this.link, unavailable);
+  }
+
+  /** Batches sent (pipelines), for tests. */
+  get batches(): number {
+    return this.turn.batches;
   }
 
   async get(scope: string): Promise<StoredResponse | null> {
     await this.link.connected();
-    const raw = await this.redis.get(`${this.prefix}:idem:${scope}`).catch(this.unavailable);
+    const raw = await this.turn.send<string | null>('get', `${this.prefix}:idem:${scope}`);
     return raw ? (JSON.parse(raw) as StoredResponse) : null;
   }
 
   async put(scope: string, response: StoredResponse): Promise<void> {
     // NX: the first stored response is the one every replay gets.
     await this.link.connected();
-    await this.redis
-      .set(`${this.prefix}:idem:${scope}`, JSON.stringify(response), 'PX', IDEMPOTENCY_TTL_MS, 'NX')
-      .catch(this.unavailable);
+    await this.turn.send(
+      'set',
+      `${this.prefix}:idem:${scope}`,
+      JSON.stringify(response),
+      'PX',
+      IDEMPOTENCY_TTL_MS,
+      'NX',
+    );
   }
 
   async claim(scope: string, claim: KeyClaim): Promise<{ standing: KeyClaim; created: boolean }> {
     await this.link.connected();
     const key = this.claimKey(scope);
-    // NX with PX: the first use stands until it expires, 24 h after it was made.
-    const set = await this.redis
-      .set(key, JSON.stringify(claim), 'PX', IDEMPOTENCY_TTL_MS, 'NX')
-      .catch(this.unavailable);
+    // NX with PX: the first use stands until it expires, 24 h after it was made. The GET goes
+    // in the same batch: what stands is known in one round trip, claimed or not.
+    const [set, raw] = await Promise.all([
+      this.turn.send<string | null>(
+        'set',
+        key,
+        JSON.stringify(claim),
+        'PX',
+        IDEMPOTENCY_TTL_MS,
+        'NX',
+      ),
+      this.turn.send<string | null>('get', key),
+    ]);
     if (set === 'OK') return { standing: claim, created: true };
-    const raw = await this.redis.get(key).catch(this.unavailable);
-    // Expired between the two calls: this use is the first now.
+    // Expired or released between the two commands: this use is the first now.
     if (!raw) return this.claim(scope, claim);
     const standing = JSON.parse(raw) as KeyClaim;
     if (standing.at > claim.at - IDEMPOTENCY_TTL_MS) return { standing, created: false };
     // Over 24 h old by the caller's clock (as the SQLite store judges it): this use is the first.
-    await this.redis
-      .set(key, JSON.stringify(claim), 'PX', IDEMPOTENCY_TTL_MS)
-      .catch(this.unavailable);
+    await this.turn.send('set', key, JSON.stringify(claim), 'PX', IDEMPOTENCY_TTL_MS);
     return { standing: claim, created: true };
   }
 
   async unclaim(scope: string, claim: KeyClaim): Promise<void> {
     await this.link.connected();
     // Compare and delete in one step: a claim made since by another request stays.
-    await this.redis
-      .eval(
-        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
-        1,
-        this.claimKey(scope),
-        JSON.stringify(claim),
-      )
-      .catch(this.unavailable);
+    await this.turn.send(
+      'eval',
+      "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+      1,
+      this.claimKey(scope),
+      JSON.stringify(claim),
+    );
   }
 
   private claimKey(scope: string): string {
