@@ -4,7 +4,7 @@ import type { NodeReport } from '../apps/control-plane/src/nodes/node.decider';
 export const clusterIdOf = (c: number): string => `bench-c${c}`;
 export const hostnameOf = (c: number, n: number): string => `gpu-${c}-${n}`;
 
-/** One node as the operator's controller sends it (the DTO shape, no observedAt). */
+/** One node as the operator's controller sends it (the DTO shape, observedAt when given). */
 export type NodeReportBody = {
   hostname: string;
   role: 'gpu';
@@ -13,9 +13,10 @@ export type NodeReportBody = {
   gpus: Array<{ uuid: string; model: 'L40S'; memoryGiB: number }>;
   kubeletReady: boolean;
   unschedulable: boolean;
+  observedAt?: string;
 };
 
-export const nodeBody = (c: number, n: number): NodeReportBody => ({
+export const nodeBody = (c: number, n: number, observedAt?: string): NodeReportBody => ({
   hostname: hostnameOf(c, n),
   role: 'gpu',
   labels: { 'fleet/mode': 'shared', 'topology.kubernetes.io/zone': `zone-${c % 3}` },
@@ -27,6 +28,7 @@ export const nodeBody = (c: number, n: number): NodeReportBody => ({
   })),
   kubeletReady: true,
   unschedulable: false,
+  ...(observedAt === undefined ? {} : { observedAt }),
 });
 
 /** The same node as the inventory controller normalises it for the service (no change from HTTP). */
@@ -45,9 +47,9 @@ export const nodeReport = (c: number, n: number): NodeReport => {
   };
 };
 
-/** A report request body: `count` nodes of cluster `c` from node `from` on. */
-export const reportBody = (c: number, from: number, count: number): string =>
+/** A report request body: `count` nodes of cluster `c` from node `from` on (each with `observedAt` if given). */
+export const reportBody = (c: number, from: number, count: number, observedAt?: string): string =>
   JSON.stringify({
     clusterId: clusterIdOf(c),
-    nodes: Array.from({ length: count }, (_, i) => nodeBody(c, from + i)),
+    nodes: Array.from({ length: count }, (_, i) => nodeBody(c, from + i, observedAt)),
   });

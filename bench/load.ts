@@ -25,6 +25,8 @@ export type RequestSpec =
       batch: number;
       /** Authorization header per cluster (index = cluster number); one shared header when length 1. */
       auth: string[];
+      /** Every node reported with this observedAt (ordered reports: the server reads their heartbeats). */
+      observedAt?: string;
     }
   | {
       /** Request k sends bodies[k % bodies.length] with auth[k % auth.length]. */
@@ -95,7 +97,7 @@ const requestsOf = (spec: RequestSpec): autocannon.Request[] => {
   for (let n = 0; n < spec.perCluster; n += spec.batch) {
     for (let c = 0; c < spec.clusters; c++) {
       bodies.push({
-        body: reportBody(c, n, Math.min(spec.batch, spec.perCluster - n)),
+        body: reportBody(c, n, Math.min(spec.batch, spec.perCluster - n), spec.observedAt),
         auth: spec.auth.length === 1 ? spec.auth[0] : spec.auth[c],
       });
     }

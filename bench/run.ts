@@ -13,6 +13,7 @@ import { livenessBench } from './liveness.bench';
 import { drainBench } from './drain.bench';
 import { BenchSuite, Figure, machine } from './lib';
 import { nodesBench } from './nodes.bench';
+import { productionBench } from './production.bench';
 import { sessionsBench } from './sessions.bench';
 
 const SUITES: readonly BenchSuite[] = [
@@ -22,6 +23,7 @@ const SUITES: readonly BenchSuite[] = [
   livenessBench,
   sessionsBench,
   drainBench,
+  productionBench,
 ];
 
 type SuiteResult = {
