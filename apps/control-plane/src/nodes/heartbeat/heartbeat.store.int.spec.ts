@@ -460,6 +460,16 @@ describe('heartbeat store: redis, batched per turn of the event loop', () => {
     expect(await other.hlen(`${prefix}:heartbeats`)).toBe(200);
   });
 
+  it('keeps the later times of a node touched twice in one turn, the later touch first', async () => {
+    await store.touch([beat('a', 1_000, 900)]);
+    await Promise.all([
+      store.touch([beat('a', 3_000, 2_900), beat('b', 10, null)]),
+      store.touch([beat('a', 2_000, 1_900), beat('b', 20, 15)]),
+      store.touch([beat('b', 5, null)]),
+    ]);
+    expect(await other.hmget(`${prefix}:heartbeats`, 'a', 'b')).toEqual(['3000:2900', '20:15']);
+  });
+
   it('keeps a turn in the order asked: a removal between two touches of a node', async () => {
     const first = store.touch([beat('a', 5_000, 4_900), beat('b', 5_000, 4_900)]);
     const removed = store.remove('a');

@@ -267,22 +267,36 @@ const laterBeat = (a: Heartbeat | null, b: Heartbeat | null): Heartbeat | null =
  * Writes each node's `seenAt:observedAt` field (ARGV: nodeId, seenAt, observedAt or '', for
  * each node), keeping the later of the stored and the given time for each: the monotonic
  * `writeSlots` in one round trip for the batch, so replicas racing cannot move a node back.
+ * One HMGET and one HSET for all the nodes of a call (at most NODES_PER_COMMAND: `unpack`
+ * stays far below Lua's stack limit): a call of Redis per node cost half the script's time.
  */
 const TOUCH_LUA = `
 local key = KEYS[1]
-for i = 1, #ARGV, 3 do
-  local seen, observed = ARGV[i + 1], ARGV[i + 2]
-  local old = redis.call('HGET', key, ARGV[i])
-  local sep = old and string.find(old, ':', 1, true)
+local n = #ARGV / 3
+local fields = {}
+for i = 1, n do fields[i] = ARGV[i * 3 - 2] end
+local old = redis.call('HMGET', key, unpack(fields))
+-- Each node's value so far: a node given twice keeps the later of its times too.
+local new = {}
+for i = 1, n do
+  local seen, observed = ARGV[i * 3 - 1], ARGV[i * 3]
+  local was = new[fields[i]] or old[i]
+  local sep = was and string.find(was, ':', 1, true)
   if sep then
-    local oldSeen, oldObserved = string.sub(old, 1, sep - 1), string.sub(old, sep + 1)
+    local oldSeen, oldObserved = string.sub(was, 1, sep - 1), string.sub(was, sep + 1)
     local s = tonumber(oldSeen)
     if s and s > tonumber(seen) then seen = oldSeen end
     local o = tonumber(oldObserved)
     if o and (observed == '' or o > tonumber(observed)) then observed = oldObserved end
   end
-  redis.call('HSET', key, ARGV[i], seen .. ':' .. observed)
+  new[fields[i]] = seen .. ':' .. observed
 end
+local out, k = {}, 0
+for field, value in pairs(new) do
+  out[k + 1], out[k + 2] = field, value
+  k = k + 2
+end
+redis.call('HSET', key, unpack(out))
 return 0
 `;
 
