@@ -109,6 +109,7 @@ const productionFigures = async (): Promise<Figure[]> => {
       if (registered !== nodes) throw new Error(`registered ${registered} nodes, not ${nodes}`);
       // Projections and reactors (the Redis app's BullMQ offline timers) have caught up.
       await server.call('settle');
+      await quiet(server);
       return (performance.now() - t0) / 1000;
     };
     const registerSec = { embedded: await register(embedded), redis: await register(redis) };
