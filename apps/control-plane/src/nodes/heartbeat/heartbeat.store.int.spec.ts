@@ -496,6 +496,7 @@ describe('heartbeat store: redis, batched per turn of the event loop', () => {
       await other.set(`${prefix}:heartbeats`, 'not a hash');
       const unhandled = jest.fn();
       process.on('unhandledRejection', unhandled);
+      const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
       try {
         const before = store.batches;
         const calls = [
@@ -511,6 +512,13 @@ describe('heartbeat store: redis, batched per turn of the event loop', () => {
           expect(outcome.status).toBe('rejected');
           expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/);
         }
+        // The sighting no caller waited for is not lost silently.
+        expect(logged).toHaveBeenCalledWith(
+          expect.anything(),
+          expect.stringMatching(
+            /sightings of 1 node\(s\) answered to reports could not be written/,
+          ),
+        );
         // Its writes failed: a report now waits for its sighting, and hears the error.
         expect(store.touchLater([beat('c', 2, null)])).toBe(false);
         await expect(store.touch([beat('c', 2, null)])).rejects.toThrow(/WRONGTYPE/);

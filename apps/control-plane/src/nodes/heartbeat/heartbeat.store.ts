@@ -372,6 +372,8 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private writeWaiters: Array<Waiter<void>> = [];
   private reads: ReadOp[] = [];
   private readIds: string[] = [];
+  /** Nodes of the turn's writes taken by `touchLater`: no caller hears if they fail. */
+  private untold = 0;
   private scheduled = false;
   /** Batches sent (pipelines), for tests and the bench. */
   batches = 0;
@@ -412,6 +414,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     if (this.failing || this.lost || this.redis.status !== 'ready') return false;
     if (beats.length === 0) return true;
     this.addTouch(beats);
+    this.untold += beats.length;
     return true;
   }
 
@@ -474,11 +477,12 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   /** Sends the turn's batch: its writes in order, then its reads, in one pipeline. */
   private readonly flush = (): void => {
     this.scheduled = false;
-    const { writes, writeWaiters, reads, readIds } = this;
+    const { writes, writeWaiters, reads, readIds, untold } = this;
     this.writes = [];
     this.writeWaiters = [];
     this.reads = [];
     this.readIds = [];
+    this.untold = 0;
     this.batches++;
     const pipeline = this.redis.pipeline() as TouchingPipeline;
     for (const op of writes) {
@@ -489,14 +493,15 @@ export class RedisHeartbeatStore implements HeartbeatStore {
       pipeline.hmget(this.key, ...readIds.slice(i, i + NODES_PER_COMMAND));
     }
     this.link.bounded(pipeline.exec()).then(
-      (results) => this.settle(results ?? [], writes.length, writeWaiters, reads, readIds),
-      (error: unknown) => this.fail(error, writes.length > 0, writeWaiters, reads),
+      (results) => this.settle(results ?? [], writes.length, untold, writeWaiters, reads, readIds),
+      (error: unknown) => this.fail(error, writes.length > 0, untold, writeWaiters, reads),
     );
   };
 
   private settle(
     results: Array<[Error | null, unknown]>,
     writeCount: number,
+    untold: number,
     writeWaiters: ReadonlyArray<Waiter<void>>,
     reads: readonly ReadOp[],
     readIds: readonly string[],
@@ -508,12 +513,12 @@ export class RedisHeartbeatStore implements HeartbeatStore {
       if (error && i < writeCount) writeError ??= error;
       else if (error) readError ??= error;
     }
-    if (writeError) this.fail(writeError, true, writeWaiters, []);
+    if (writeError) this.fail(writeError, true, untold, writeWaiters, []);
     else {
       if (writeCount > 0) this.failing = false;
       for (const w of writeWaiters) w.resolve();
     }
-    if (readError) return this.fail(readError, false, [], reads);
+    if (readError) return this.fail(readError, false, 0, [], reads);
     if (this.lost && !writeError) this.answered();
     if (reads.length === 0) return;
     const raw: Array<string | null> = [];
@@ -535,6 +540,7 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   private fail(
     error: unknown,
     wrote: boolean,
+    untold: number,
     writeWaiters: ReadonlyArray<Waiter<void>>,
     reads: readonly ReadOp[],
   ): void {
@@ -545,15 +551,13 @@ export class RedisHeartbeatStore implements HeartbeatStore {
     } catch (mapped) {
       reason = mapped;
     }
-    if (wrote) {
-      this.failing = true;
-      // Sightings taken by `touchLater` have no caller to tell: their reports were answered.
-      if (writeWaiters.length === 0) {
-        this.unwritten.failure(
-          'sightings answered to reports could not be written to Redis',
-          error,
-        );
-      }
+    if (wrote) this.failing = true;
+    // Sightings taken by `touchLater` have no caller to tell: their reports were answered.
+    if (wrote && untold > 0) {
+      this.unwritten.failure(
+        `sightings of ${untold} node(s) answered to reports could not be written to Redis`,
+        error,
+      );
     }
     for (const w of writeWaiters) w.reject(reason);
     for (const r of reads) r.waiter.reject(reason);
