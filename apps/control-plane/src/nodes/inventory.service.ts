@@ -155,7 +155,12 @@ export class InventoryService {
         }
         await Promise.all(handled);
       };
-      if (allDecided(noops)) {
+      const changes = !allDecided(noops);
+      // A report that changes something is recorded only while its sightings can be: a remote
+      // heartbeat store answers first (one round trip, on the rare changing report), so with
+      // Redis out of reach it is refused (503) with nothing appended.
+      if (changes && !this.heartbeats.touchNow) await this.heartbeats.ping();
+      if (!changes) {
         // Nothing to append (the common report): settled here, no pipeline and no card check.
         for (let i = 0; i < reports.length; i++) settle(i, noops[i]);
       } else if (mayClaimCards(reports, noops)) {
