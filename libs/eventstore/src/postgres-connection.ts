@@ -64,3 +64,28 @@ export const postgresConnectionProblem = (url: string): string | undefined => {
   }
   return undefined;
 };
+
+/**
+ * One try at the server (the start's wait for its stores): connects and runs `SELECT 1` within
+ * `timeoutMs`, rejecting with the client's own words (refused, no such database, wrong
+ * password), never with the password itself.
+ */
+export const reachPostgres = async (url: string, timeoutMs: number): Promise<void> => {
+  const client = new Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+  });
+  // A failure after connecting also arrives as an event: the rejection below reports it.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const safe = redactPostgresSecrets(url, message);
+    throw safe === message ? error : new Error(safe);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+};

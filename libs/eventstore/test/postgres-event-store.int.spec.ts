@@ -12,6 +12,7 @@ import {
   NewEvent,
   StoredEvent,
 } from '../src/port';
+import { reachPostgres } from '../src/postgres-connection';
 import { PostgresEventStore, PostgresEventStoreOptions } from '../src/postgres-event-store';
 import { eventStoreContract } from './event-store.contract';
 import { TestDatabase, createTestDatabase } from './support/postgres-database';
@@ -440,6 +441,14 @@ describe('PostgresEventStore', () => {
       expect(result.appended).toBe(true);
       expect(await store.streamRevisions(['before', 'after'])).toEqual([0, 0]);
     });
+  });
+
+  it('answers the start’s try at the server, naming a database that does not exist', async () => {
+    await expect(reachPostgres(db.url, 2_000)).resolves.toBeUndefined();
+    const missing = db.url.replace(db.name, `${db.name}_missing`);
+    await expect(reachPostgres(missing, 2_000)).rejects.toThrow(
+      `database "${db.name}_missing" does not exist`,
+    );
   });
 
   it('is what createEventStore builds for postgres:// and postgresql:// URLs', async () => {
