@@ -38,6 +38,8 @@ export type PostgresEventStoreOptions = {
   readonly connectTimeoutMs?: number;
   /** The most events one group-commit transaction carries (a larger single append goes alone). */
   readonly maxBatchEvents?: number;
+  /** The most bytes of JSON (data and metadata) one transaction carries, likewise. */
+  readonly maxBatchBytes?: number;
 };
 
 export type PostgresEventStoreStats = {
@@ -144,6 +146,7 @@ export class PostgresEventStore implements EventStore {
   private readonly relistenMaxMs: number;
   private readonly connectTimeoutMs: number;
   private readonly maxBatchEvents: number;
+  private readonly maxBatchBytes: number;
   private ready: Promise<void> | undefined;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
@@ -173,6 +176,7 @@ export class PostgresEventStore implements EventStore {
     this.listenBackoffMs = this.relistenMs;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.maxBatchEvents = options.maxBatchEvents ?? 10_000;
+    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
     this.pool = new Pool(this.clientConfig({ max: options.poolSize ?? 10 }));
     // An idle connection that fails is dropped by the pool; without a listener it would crash us.
     this.pool.on('error', (error) =>
@@ -298,28 +302,38 @@ export class PostgresEventStore implements EventStore {
     setImmediate(() => {
       this.flushScheduled = false;
       if (this.inFlight || this.queue.length === 0) return;
-      this.inFlight = this.flush(this.takeBatch()).finally(() => {
-        this.inFlight = undefined;
-        this.scheduleFlush();
-      });
+      const batch = this.takeBatch();
+      this.inFlight = this.flush(batch)
+        // flush() settles every append itself; this only guards against a bug in it.
+        .catch((error: unknown) => batch.forEach((p) => p.reject(error)))
+        .finally(() => {
+          this.inFlight = undefined;
+          this.scheduleFlush();
+        });
     });
   }
 
   /**
    * The appends at the head of the queue that go into one transaction: up to `maxBatchEvents`
-   * events (at least one append), stopping before an append that repeats an event id of an
-   * earlier one in the batch (it is judged in the next transaction, against what this one wrote).
+   * events and `maxBatchBytes` of JSON (at least one append), stopping before an append that
+   * repeats an event id of an earlier one in the batch (it is judged in the next transaction,
+   * against what this one wrote).
    */
   private takeBatch(): PendingAppend[] {
     const ids = new Set<string>();
     let events = 0;
+    let bytes = 0;
     let n = 0;
     for (; n < this.queue.length; n++) {
       const p = this.queue[n];
+      let size = 0;
+      for (const e of p.events) size += e[2].length + e[3].length;
       if (n > 0 && events + p.events.length > this.maxBatchEvents) break;
+      if (n > 0 && bytes + size > this.maxBatchBytes) break;
       if (p.events.some((e) => ids.has(e[0]))) break;
       for (const e of p.events) ids.add(e[0]);
       events += p.events.length;
+      bytes += size;
     }
     return this.queue.splice(0, n);
   }
@@ -401,7 +415,12 @@ export class PostgresEventStore implements EventStore {
     const rows = await this.query<Row>({
       name: 'events_read_stream',
       text: `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND revision >= $2 ORDER BY revision LIMIT $3`,
-      values: [streamId, options.fromRevision ?? 0, options.limit ?? null],
+      // LIMIT NULL reads to the end (as does a negative limit on SQLite).
+      values: [
+        streamId,
+        options.fromRevision ?? 0,
+        options.limit === undefined || options.limit < 0 ? null : options.limit,
+      ],
       rowMode: 'array',
     });
     return toStoredEvents(rows);

@@ -240,6 +240,22 @@ describe('PostgresEventStore', () => {
       expect(store.stats.flushes - before).toBe(2);
     });
 
+    it('splits a turn larger than one transaction may carry, in order', async () => {
+      const small = open({ maxBatchEvents: 5 });
+      try {
+        await small.ping();
+        const results = await Promise.all(
+          [0, 1, 2, 3].map((i) => small.append(`split-${i}`, [event(), event()], 'no_stream')),
+        );
+        expect(small.stats.flushes).toBe(2);
+        for (let i = 1; i < results.length; i++) {
+          expect(results[i].position).toBeGreaterThan(results[i - 1].position);
+        }
+      } finally {
+        await small.close();
+      }
+    });
+
     it('refuses a malformed append alone, before it reaches a transaction', async () => {
       const id = randomUUID();
       const twice: NewEvent[] = [
