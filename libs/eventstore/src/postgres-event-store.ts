@@ -179,12 +179,13 @@ export class PostgresEventStore implements EventStore {
     this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
     this.pool = new Pool(this.clientConfig({ max: options.poolSize ?? 10 }));
     // An idle connection that fails is dropped by the pool; without a listener it would crash us.
-    this.pool.on('error', (error) =>
-      this.errors.failure(`${STORE}: an idle connection failed (${this.reason(error)})`, error),
-    );
+    this.pool.on('error', (error) => {
+      // A connection still closing when the store closed may fail after it: nobody needs to know.
+      if (!this.closed) this.logFailure('an idle connection failed', error);
+    });
     // Migrate early; a failure here is logged and tried again by the first call that needs it.
     this.ensureReady().catch((error: unknown) =>
-      this.errors.failure(`${STORE}: preparing the schema failed (${this.reason(error)})`, error),
+      this.logFailure('preparing the schema failed', error),
     );
   }
 
@@ -228,6 +229,20 @@ export class PostgresEventStore implements EventStore {
       this.ready = attempt;
     }
     return this.ready;
+  }
+
+  /**
+   * A background failure, throttled, as one line and the error's own fields: a client's error
+   * carries the whole client (its connection parameters, its queues), which the log needs not.
+   */
+  private logFailure(what: string, error: unknown, after = ''): void {
+    const cause = error instanceof UnavailableError ? error.cause : error;
+    const e = cause as { code?: unknown; severity?: unknown } | null;
+    const fields = Object.assign(new Error(this.reason(cause)), {
+      code: e?.code,
+      severity: e?.severity,
+    });
+    this.errors.failure(`${STORE}: ${what} (${this.reason(cause)})${after}`, fields);
   }
 
   private reason(error: unknown): string {
@@ -538,10 +553,10 @@ export class PostgresEventStore implements EventStore {
       if (this.listen !== client) return; // stopped on purpose
       this.listen = undefined;
       this.listenDropped = true;
-      this.errors.failure(
-        `${STORE}: the LISTEN connection failed (${this.reason(error)}); ` +
-          `listening again in ${this.listenBackoffMs} ms, polling meanwhile`,
+      this.logFailure(
+        'the LISTEN connection failed',
         error,
+        `; listening again in ${this.listenBackoffMs} ms, polling meanwhile`,
       );
       this.listenTimer = setTimeout(() => {
         this.listenTimer = undefined;
@@ -579,7 +594,7 @@ export class PostgresEventStore implements EventStore {
         this.wake();
       }
     } catch (error) {
-      this.errors.failure(`${STORE}: polling the log's head failed (${this.reason(error)})`, error);
+      this.logFailure("polling the log's head failed", error);
     } finally {
       this.polling = false;
     }
