@@ -11,6 +11,7 @@ import {
   SQLITE_TUNING,
   SqliteEventStore,
 } from '../libs/eventstore/src/sqlite-event-store';
+import { postgresEventStoreFigures } from './eventstore-postgres';
 import { BenchSuite, Figure, machine, median, medianOf } from './lib';
 
 const BATCH = 100;
@@ -227,6 +228,9 @@ const run = async (): Promise<Figure[]> => {
     const rawRead = await medianOf(3, async () => rawReplay(replayFile));
     const portRead = await medianOf(3, () => portReplay(replayFile));
 
+    // PostgreSQL's figures beside its own raw ceilings, in a database of its own.
+    const postgres = await postgresEventStoreFigures();
+
     return [
       {
         name: 'eventstore.sqlite.append_batches_of_100',
@@ -260,13 +264,17 @@ const run = async (): Promise<Figure[]> => {
         target: '>= 50 % of ceiling',
         met: percentOf(portRead, rawRead) >= 0.5,
       },
+      ...postgres,
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 };
 
-/** Event store throughput, SQLite file in WAL mode with synchronous=FULL on both sides. */
+/**
+ * Event store throughput: the SQLite file in WAL mode with synchronous=FULL on both sides, then
+ * PostgreSQL with synchronous_commit on (bench/eventstore-postgres.ts).
+ */
 export const eventStoreBench: BenchSuite = { name: 'eventstore', run };
 
 if (require.main === module) {

@@ -3,22 +3,34 @@ import path from 'node:path';
 import { FailureSink } from '../../kernel/src/throttled-log';
 import { KurrentDbEventStore } from './kurrentdb-event-store';
 import { EventStore } from './port';
+import { isPostgresUrl } from './postgres-connection';
+import { PostgresEventStore } from './postgres-event-store';
 import { SqliteEventStore } from './sqlite-event-store';
 
 export * from './port';
 export * from './sqlite-event-store';
 export * from './kurrentdb-event-store';
+export * from './postgres-event-store';
 
 export type EventStoreConfig = {
-  /** KurrentDB (or EventStoreDB) connection string; when unset, the embedded SQLite file is used. */
+  /**
+   * `postgres://…`/`postgresql://…` for PostgreSQL, else a KurrentDB (or EventStoreDB) connection
+   * string; when unset, the embedded SQLite file is used.
+   */
   readonly eventstoreUrl?: string;
   readonly dataDir: string;
   /** Where the production store's background failures (a dropped subscription) are logged. */
   readonly log?: FailureSink;
 };
 
-/** KurrentDB when its URL is set, else `${dataDir}/events.db`, so a fresh machine needs nothing. */
+/**
+ * PostgreSQL or KurrentDB by the URL's scheme when it is set, else `${dataDir}/events.db`, so a
+ * fresh machine needs nothing.
+ */
 export const createEventStore = (config: EventStoreConfig): EventStore => {
+  if (config.eventstoreUrl && isPostgresUrl(config.eventstoreUrl)) {
+    return new PostgresEventStore({ url: config.eventstoreUrl, log: config.log });
+  }
   if (config.eventstoreUrl) {
     return KurrentDbEventStore.fromConnectionString(config.eventstoreUrl, { log: config.log });
   }

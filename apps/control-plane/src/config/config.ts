@@ -4,6 +4,10 @@ import {
   KURRENTDB_SCHEMES,
   kurrentDbConnectionProblem,
 } from '../../../../libs/eventstore/src/kurrentdb-connection';
+import {
+  POSTGRES_SCHEMES,
+  postgresConnectionProblem,
+} from '../../../../libs/eventstore/src/postgres-connection';
 import { MIN_JWT_SECRET_LENGTH } from '../platform/auth/jwt-secret';
 
 export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
@@ -124,9 +128,10 @@ const url = (env: Env, key: string, protocols: readonly string[]): string | unde
  * client cannot use the URL, or undefined). A connection string is no WHATWG URL: a cluster's
  * `kurrentdb://a:2113,b:2113,c:2113` has three hosts.
  */
-const EVENT_STORE_SCHEMES: ReadonlyMap<string, (url: string) => string | undefined> = new Map(
-  KURRENTDB_SCHEMES.map((scheme) => [scheme, kurrentDbConnectionProblem]),
-);
+const EVENT_STORE_SCHEMES: ReadonlyMap<string, (url: string) => string | undefined> = new Map([
+  ...KURRENTDB_SCHEMES.map((scheme) => [scheme, kurrentDbConnectionProblem] as const),
+  ...POSTGRES_SCHEMES.map((scheme) => [scheme, postgresConnectionProblem] as const),
+]);
 
 const eventStoreUrl = (env: Env): string | undefined => {
   const key = 'EVENTSTORE_URL';

@@ -67,6 +67,8 @@ describe('configuration', () => {
       'kurrentdb+discover://cluster.example:2113?nodePreference=leader',
       // A cluster's hosts, which no WHATWG URL parser takes.
       'kurrentdb://db-1:2113,db-2:2113,db-3:2113?tls=false',
+      'postgres://postgres@127.0.0.1:5432/fleet',
+      'postgresql://fleet:secret@db.example:5432/fleet?sslmode=verify-full',
     ])('takes %s as it is', (url) => {
       expect(loadConfig({ EVENTSTORE_URL: url }).eventstoreUrl).toBe(url);
     });
@@ -81,6 +83,9 @@ describe('configuration', () => {
       ['kurrentdb://localhost:2113?nodePreference=sideways', /client cannot use it/],
       ['kurrentdb://localhost:2113?defaultDeadline=0', /client cannot use it: .*defaultDeadline/],
       ['kurrentdb://localhost:2113?tlsCAFile=/does/not/exist.pem', /client cannot use it: .*file/],
+      ['postgres://', /names no host/],
+      ['postgres://db.example:5432/fleet?sslrootcert=/does/not/exist.pem', /node-postgres cannot/],
+      ['PostgreSQL://localhost/fleet', /expected a URL starting .*postgres:\/\/, postgresql:\/\//],
     ])('refuses %s naming the setting (exit 78), not with a stack trace', (url, problem) => {
       refuses({ EVENTSTORE_URL: url }, 'EVENTSTORE_URL');
       expect(() => loadConfig({ EVENTSTORE_URL: url })).toThrow(problem);
@@ -89,6 +94,16 @@ describe('configuration', () => {
     it('does not repeat a password the client quotes back', () => {
       const url = 'kurrentdb://admin:S3cret@localhost:2113?tls=S3cret';
       expect(() => loadConfig({ EVENTSTORE_URL: url })).toThrow(ConfigError);
+      try {
+        loadConfig({ EVENTSTORE_URL: url });
+      } catch (error) {
+        expect((error as Error).message).not.toContain('S3cret');
+      }
+    });
+
+    it('does not repeat a PostgreSQL password in its refusal', () => {
+      const url = 'postgres://fleet:S3cret@db.example:5432/fleet?sslkey=/nope/S3cret.key';
+      expect(() => loadConfig({ EVENTSTORE_URL: url })).toThrow(/node-postgres cannot use it/);
       try {
         loadConfig({ EVENTSTORE_URL: url });
       } catch (error) {

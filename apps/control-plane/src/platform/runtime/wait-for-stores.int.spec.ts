@@ -53,6 +53,15 @@ describe('the stores’ tries, against a closed port', () => {
     expect(error.message).not.toContain('s3cret');
   });
 
+  it('reachEventStore tries a postgres:// URL with PostgreSQL’s client, without the password', async () => {
+    const port = await closedPort();
+    const error = await reachEventStore(
+      `postgres://fleet:s3cret@127.0.0.1:${port}/fleet`,
+      1_000,
+    ).catch((e: Error) => e);
+    expect(error?.message).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
   it('reachMongo says the connection was refused', async () => {
     const port = await closedPort();
     await expect(

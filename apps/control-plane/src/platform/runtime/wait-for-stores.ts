@@ -1,6 +1,10 @@
 import net from 'node:net';
 import Redis from 'ioredis';
 import { settleWithin } from '../../../../../libs/kernel/src';
+import {
+  isPostgresUrl,
+  reachPostgres,
+} from '../../../../../libs/eventstore/src/postgres-connection';
 import { Config, ConfigError } from '../../config/config';
 
 /** Where a store's URL points, without its credentials (a password in REDIS_URL stays out of logs). */
@@ -108,12 +112,14 @@ export const reachTcp = (host: string, port: number, timeoutMs: number): Promise
 const asKurrentDbUrl = (url: string): string => url.replace(/^esdb(\+discover)?:/i, 'kurrentdb$1:');
 
 /**
- * One try at the event store: a TCP connection to the first host (its error names what is
- * wrong: refused, no such host), then a read of the last event of `$all` through the
+ * One try at the event store. KurrentDB: a TCP connection to the first host (its error names
+ * what is wrong: refused, no such host), then a read of the last event of `$all` through the
  * KurrentDB client, which also proves the gRPC API and the credentials. The client's read
  * takes no deadline, so the try is bounded here.
  */
 export const reachEventStore = async (url: string, timeoutMs: number): Promise<void> => {
+  // PostgreSQL's own client tries it: a connection and `SELECT 1`.
+  if (isPostgresUrl(url)) return reachPostgres(url, timeoutMs);
   let first: URL | undefined;
   try {
     first = new URL(url);
