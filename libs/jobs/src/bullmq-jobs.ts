@@ -558,6 +558,8 @@ export class BullmqJobs implements DelayedJobs {
         { name, data: {}, opts: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
       );
     } catch (error) {
+      // Redis out of reach is the connection's own line (once per 10 s); the next check retries.
+      if (this.connection.status !== 'ready') return;
       this.reportError(`scheduler ${name}`, error);
     }
   }
