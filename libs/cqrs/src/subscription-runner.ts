@@ -8,8 +8,11 @@ import {
   laterPosition,
 } from '../../eventstore/src/port';
 
-/** Lag is counted by reading the log, up to this many events (a lag of this means "at least"). */
-export const LAG_COUNT_CAP = 100_000;
+/**
+ * Lag is counted by reading the log, up to this many events (a lag of this means "at least"):
+ * on KurrentDB counting is reading, so a probe of a replica far behind must stay cheap.
+ */
+export const LAG_COUNT_CAP = 10_000;
 
 /**
  * A consumer of the global log: a projection or a reactor. It owns where its checkpoint
@@ -30,7 +33,7 @@ export type SubscriptionStatus = {
   readonly name: string;
   readonly checkpoint: LogPosition;
   readonly head: LogPosition;
-  /** Events between the checkpoint and the head, counted up to LAG_COUNT_CAP. */
+  /** Events between the checkpoint and the head, counted up to the cap `status` was given. */
   readonly lag: number;
   readonly failing: boolean;
   readonly consecutiveFailures: number;
@@ -261,14 +264,14 @@ export class SubscriptionRunner {
     return true;
   }
 
-  async status(): Promise<SubscriptionStatus[]> {
+  async status(lagCap = LAG_COUNT_CAP): Promise<SubscriptionStatus[]> {
     const head = await this.store.headPosition();
     const subs = [...this.subscriptions.values()];
     // Counted by reading, once per distinct checkpoint behind the head (usually none).
     const lags = new Map<LogPosition, Promise<number>>();
     for (const s of subs) {
       if (s.checkpoint < head && !lags.has(s.checkpoint))
-        lags.set(s.checkpoint, this.store.countAfter(s.checkpoint, LAG_COUNT_CAP));
+        lags.set(s.checkpoint, this.store.countAfter(s.checkpoint, lagCap));
     }
     const lagOf = async (checkpoint: LogPosition): Promise<number> =>
       (await lags.get(checkpoint)) ?? 0;

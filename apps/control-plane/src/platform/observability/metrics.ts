@@ -101,7 +101,7 @@ export class Metrics {
     );
     new Gauge({
       name: 'fleet_subscription_lag_events',
-      help: 'Events in the log a projection or reactor has not handled yet',
+      help: 'Events in the log a projection or reactor has not handled yet (counted up to 10,000)',
       labelNames: ['subscription'] as const,
       registers: [this.registry],
       async collect() {
