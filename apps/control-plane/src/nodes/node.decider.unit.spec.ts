@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
-import { NodeCommand, NodeReport, displayStatus, nodeDecider } from './node.decider';
-import { NodeEvent, evolveNode, initialNodeState } from './node.events';
+import { NodeCommand, NodeReport, displayStatus, isOutOfOrder, nodeDecider } from './node.decider';
+import { GpuCard, NodeEvent, evolveNode, initialNodeState } from './node.events';
 
 const spec = deciderSpec(nodeDecider);
 const T0 = '2026-12-02T10:00:00.000Z';
@@ -198,6 +199,150 @@ describe('node', () => {
         ]);
     });
 
+    it('records a role change alone', () => {
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, role: 'cpu' }), T1))
+        .then([
+          {
+            type: 'NodeInventoryChanged',
+            data: { nodeId: 'n1', role: 'cpu', observedAt: T1, at: T1 },
+          },
+        ]);
+    });
+
+    it('records a label change alone when the mode stays', () => {
+      const labels = { 'fleet/mode': 'shared', team: 'ml' };
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, labels }), T1))
+        .then([
+          { type: 'NodeInventoryChanged', data: { nodeId: 'n1', labels, observedAt: T1, at: T1 } },
+        ]);
+    });
+
+    it('records a label removed and a label whose value changed', () => {
+      const withTeam = registered(report({ labels: { 'fleet/mode': 'shared', team: 'ml' } }));
+      const types = (labels: Record<string, string>) =>
+        spec
+          .given([withTeam])
+          .when(reportNode(report({ observedAt: T1, labels }), T1))
+          .thenEvents()
+          .map((e) => e.type);
+      expect(types({ 'fleet/mode': 'shared' })).toEqual(['NodeInventoryChanged']);
+      expect(types({ 'fleet/mode': 'shared', team: 'cv' })).toEqual(['NodeInventoryChanged']);
+      expect(types({ 'fleet/mode': 'shared', team: 'ml' })).toEqual([]);
+    });
+
+    it('records a card swapped for another under the same count', () => {
+      const gpus = [report().gpus[0], { uuid: 'GPU-3', model: 'L40S' as const, memoryGiB: 48 }];
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, gpus }), T1))
+        .then([
+          {
+            type: 'NodeGpusChanged',
+            data: { nodeId: 'n1', observedAt: T1, at: T1, added: [gpus[1]], removed: ['GPU-2'] },
+          },
+        ]);
+    });
+
+    it('records a card whose model changed under the same uuid as removed and added', () => {
+      const gpus = [{ uuid: 'GPU-1', model: 'HPC_GPU' as const, memoryGiB: 48 }, report().gpus[1]];
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, gpus }), T1))
+        .then([
+          {
+            type: 'NodeGpusChanged',
+            data: { nodeId: 'n1', observedAt: T1, at: T1, added: [gpus[0]], removed: ['GPU-1'] },
+          },
+        ]);
+    });
+
+    it('appends nothing for the same cards listed in another order', () => {
+      spec
+        .given([registered()])
+        .when(reportNode(report({ observedAt: T1, gpus: [...report().gpus].reverse() }), T1))
+        .thenNothing();
+    });
+
+    it('decides a card list as the comparison by uuid does, a uuid listed twice included', () => {
+      // The same-list fast path must answer as the comparison by uuid (the plain path) does.
+      const card = fc.record({
+        uuid: fc.constantFrom('GPU-1', 'GPU-2', 'GPU-3'),
+        model: fc.constantFrom('L40S' as const, 'HPC_GPU' as const),
+        memoryGiB: fc.constantFrom(24, 48),
+      });
+      const byUuid = (before: readonly GpuCard[], after: readonly GpuCard[]) => {
+        const same = (a: GpuCard, b: GpuCard) => a.model === b.model && a.memoryGiB === b.memoryGiB;
+        const was = new Map(before.map((g) => [g.uuid, g]));
+        const now = new Map(after.map((g) => [g.uuid, g]));
+        const removed = [...was.keys()].filter(
+          (u) => !now.has(u) || !same(was.get(u)!, now.get(u)!),
+        );
+        const added = after.filter((g) => !was.has(g.uuid) || !same(was.get(g.uuid)!, g));
+        return removed.length + added.length > 0 ? [{ added, removed }] : [];
+      };
+      fc.assert(
+        fc.property(
+          fc.array(card, { maxLength: 4 }),
+          // Often the very list held: the fast path's case, a uuid listed twice included.
+          fc.option(fc.array(card, { maxLength: 4 }), { freq: 2 }),
+          (held, other) => {
+            const listed = other ?? held;
+            const events = spec
+              .given([registered(report({ gpus: held }))])
+              .when(reportNode(report({ observedAt: T1, gpus: listed }), T1))
+              .thenEvents();
+            expect(
+              events.map(
+                (e) =>
+                  e.type === 'NodeGpusChanged' && { added: e.data.added, removed: e.data.removed },
+              ),
+            ).toEqual(byUuid(held, listed));
+          },
+        ),
+      );
+    });
+
+    it('applies a report observed at the same instant as the newest applied or heard', () => {
+      const changed = report({ capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
+      expect(
+        spec
+          .given([registered()])
+          .when(reportNode(changed, T1))
+          .thenEvents()
+          .map((e) => e.type),
+      ).toEqual(['NodeInventoryChanged']);
+      expect(
+        spec
+          .given([registered()])
+          .when(reportNode({ ...changed, observedAt: T1 }, T1, T1))
+          .thenEvents()
+          .map((e) => e.type),
+      ).toEqual(['NodeInventoryChanged']);
+    });
+
+    it('applies a report that carries no observedAt, whatever was applied or heard before', () => {
+      const changed = report({ observedAt: null, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
+      expect(
+        spec
+          .given([registered(report({ observedAt: T1 }))])
+          .when(reportNode(changed, T2, T1))
+          .thenEvents()
+          .map((e) => e.type),
+      ).toEqual(['NodeInventoryChanged']);
+    });
+
+    it('orders reports by the newest heartbeat alone while none was applied with a time', () => {
+      const changed = report({ observedAt: T0, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
+      spec
+        .given([registered(report({ observedAt: null }))])
+        .when(reportNode(changed, T2, T1))
+        .thenNothing();
+    });
+
     it('ignores a report older than the newest applied (out of order)', () => {
       const newer = reportNode(
         report({ observedAt: T1, capacity: { cpu: 1, memoryGiB: 1, diskGiB: 1 } }),
@@ -293,6 +438,31 @@ describe('node', () => {
     });
   });
 
+  describe('isOutOfOrder (the heartbeat path skips such a report)', () => {
+    const state = (observedAt: string | null) =>
+      [registered(report({ observedAt }))].reduce(evolveNode, initialNodeState());
+
+    it('is a report observed before the newest applied or heard, never one without a time', () => {
+      expect(isOutOfOrder({ observedAt: T0 }, state(T1), null)).toBe(true);
+      expect(isOutOfOrder({ observedAt: T0 }, state(null), T1)).toBe(true);
+      expect(isOutOfOrder({ observedAt: T1 }, state(T1), T1)).toBe(false);
+      expect(isOutOfOrder({ observedAt: null }, state(T1), T2)).toBe(false);
+    });
+
+    it('orders a report of an offline node as one of an online node', () => {
+      const offline = [
+        registered(report({ observedAt: T1 })),
+        wentOffline('heartbeat_timeout', T2),
+      ].reduce(evolveNode, initialNodeState());
+      expect(isOutOfOrder({ observedAt: T0 }, offline, null)).toBe(true);
+    });
+
+    it('orders a report of a node not known yet by the newest heard alone', () => {
+      expect(isOutOfOrder({ observedAt: T0 }, initialNodeState(), null)).toBe(false);
+      expect(isOutOfOrder({ observedAt: T0 }, initialNodeState(), T1)).toBe(true);
+    });
+  });
+
   describe('when the node is offline', () => {
     const offline = wentOffline('heartbeat_timeout', T2);
 
@@ -384,6 +554,37 @@ describe('node', () => {
     });
   });
 
+  describe('the status a node leaves or comes back in', () => {
+    const cordon: NodeEvent = {
+      type: 'NodeCordoned',
+      data: { nodeId: 'n1', reason: null, at: T0 },
+    };
+    const timeout: NodeCommand = {
+      type: 'TimeOutNodeHeartbeat',
+      data: { lastSeenAt: T0, staleSec: 300, at: T2 },
+    };
+    const fromOf = (events: NodeEvent[]) => {
+      const [e] = spec.given(events).when(timeout).thenEvents();
+      return e.type === 'NodeWentOffline' && e.data.from;
+    };
+    const toOf = (events: NodeEvent[]) => {
+      const [e] = spec
+        .given([...events, wentOffline('heartbeat_timeout', T2)])
+        .when(reportNode(report({ observedAt: T2 }), T2))
+        .thenEvents();
+      return e.type === 'NodeCameOnline' && e.data.to;
+    };
+
+    it('is cordoned over busy over ready', () => {
+      expect(fromOf([registered()])).toBe('ready');
+      expect(fromOf([registered(), allocatedAt(T0)])).toBe('busy');
+      expect(fromOf([registered(), allocatedAt(T0), cordon])).toBe('cordoned');
+      expect(toOf([registered()])).toBe('ready');
+      expect(toOf([registered(), allocatedAt(T0)])).toBe('busy');
+      expect(toOf([registered(), allocatedAt(T0), cordon])).toBe('cordoned');
+    });
+  });
+
   describe('heartbeat timeout', () => {
     it('takes a silent node offline with the last report time', () => {
       spec
@@ -403,6 +604,20 @@ describe('node', () => {
             },
           },
         ]);
+    });
+
+    it('takes the node offline when the timeout fires exactly at its deadline', () => {
+      const deadline = '2026-12-02T10:05:00.000Z'; // T0 + 300 s
+      expect(
+        spec
+          .given([registered()])
+          .when({
+            type: 'TimeOutNodeHeartbeat',
+            data: { lastSeenAt: T0, staleSec: 300, at: deadline },
+          })
+          .thenEvents()
+          .map((e) => e.type),
+      ).toEqual(['NodeWentOffline']);
     });
 
     it('ignores a stale timeout when the node reported within the window', () => {
@@ -473,7 +688,10 @@ describe('node', () => {
         type: 'NodeAssignedToPool',
         data: { nodeId: 'n1', poolId: 'pool-b', at: T0 },
       };
-      spec.given([registered(), inPool, cordoned, moved]).when(request).thenRefuses('node_in_use');
+      spec
+        .given([registered(), inPool, cordoned, moved])
+        .when(request)
+        .thenRefuses('node_in_use', { nodeId: 'n1', sessions: 0 });
       spec.given([registered(), cordoned]).when(request).thenRefuses('node_in_use');
     });
 
@@ -490,7 +708,29 @@ describe('node', () => {
       spec
         .given([registered(), inPool, cordoned, allocated])
         .when(request)
-        .thenRefuses('node_in_use');
+        .thenRefuses('node_in_use', { nodeId: 'n1', sessions: 1 });
+    });
+
+    it('says in the refusal, which the operation shows as its error, what changed since the drain', () => {
+      // API-ADDITIONS.md: the operation fails with `node_in_use: node <hostname> …: not removed`.
+      const uncordoned: NodeEvent = { type: 'NodeUncordoned', data: { nodeId: 'n1', at: T0 } };
+      const message = (events: NodeEvent[]) => {
+        try {
+          nodeDecider.decide(request, events.reduce(evolveNode, initialNodeState()));
+        } catch (error) {
+          return (error as Error).message;
+        }
+        throw new Error('not refused');
+      };
+      expect(message([registered(), inPool, cordoned, uncordoned])).toBe(
+        'node gpu-a-01 was uncordoned since its drain: not removed',
+      );
+      expect(message([registered(), inPool, cordoned, allocated])).toBe(
+        'node gpu-a-01 holds 1 session(s) since its drain: not removed',
+      );
+      expect(message([registered(), inPool, cordoned, allocated, uncordoned])).toBe(
+        'node gpu-a-01 was uncordoned and holds 1 session(s) since its drain: not removed',
+      );
     });
 
     it('marks an offline node whatever its cordon (nothing runs there), and no node that is gone', () => {
@@ -507,7 +747,7 @@ describe('node', () => {
       spec
         .given([registered(), inPool, cordoned, requested])
         .when({ type: 'UncordonNode', data: at(T2) })
-        .thenRefuses('node_being_removed');
+        .thenRefuses('node_being_removed', { operationId: 'op1' });
       spec
         .given([registered(), inPool, cordoned, requested])
         .when({ type: 'UncordonNode', data: at(UNTIL) })
@@ -577,6 +817,13 @@ describe('node', () => {
         .then([overdue(true, T0)]);
     });
 
+    it('flags a cordon not reported back while the node is offline', () => {
+      spec
+        .given([registered(), cordoned, wentOffline('heartbeat_timeout', T1)])
+        .when(flag(true))
+        .then([overdue(true, T0)]);
+    });
+
     it('flags it only once per change', () => {
       spec
         .given([registered(), cordoned, overdue(true, T0)])
@@ -593,6 +840,13 @@ describe('node', () => {
 
     it('ignores a deadline for a desired state that changed since', () => {
       spec.given([registered(), cordoned, uncordoned]).when(flag(true)).thenNothing();
+    });
+
+    it('ignores the deadline of a cordon undone since, though the uncordon is not observed yet', () => {
+      spec
+        .given([registered(), cordoned, observed(true), uncordoned])
+        .when(flag(true))
+        .thenNothing();
     });
 
     it('flags an unobserved uncordon, and each new change again', () => {
@@ -650,7 +904,7 @@ describe('node', () => {
       spec
         .given([registered(), allocated, offline])
         .when({ type: 'DeleteNode', data: at(T2) })
-        .thenRefuses('node_busy');
+        .thenRefuses('node_busy', { sessions: ['s1'] });
     });
 
     it('deletes an offline idle node', () => {
@@ -720,7 +974,109 @@ describe('node', () => {
       spec
         .given([registered(), ...first])
         .when(allocate('s2', 1))
-        .thenRefuses('insufficient_capacity');
+        .thenRefuses('insufficient_capacity', { free: 0 });
+    });
+
+    it('takes only cards of the model asked for', () => {
+      const mixed = registered(
+        report({
+          gpus: [
+            { uuid: 'GPU-1', model: 'L40S', memoryGiB: 48 },
+            { uuid: 'GPU-2', model: 'HPC_GPU', memoryGiB: 80 },
+            { uuid: 'GPU-3', model: 'HPC_GPU', memoryGiB: 80 },
+          ],
+        }),
+      );
+      const hpc = (gpuCount: number): NodeCommand => ({
+        type: 'AllocateOnNode',
+        data: {
+          sessionId: 's1',
+          owner: 'u1',
+          demand: { kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount },
+          at: T1,
+        },
+      });
+      const [event] = spec.given([mixed]).when(hpc(2)).thenEvents();
+      expect(event.type === 'NodeCapacityAllocated' && event.data.gpus).toEqual(['GPU-2', 'GPU-3']);
+      spec.given([mixed]).when(hpc(3)).thenRefuses('insufficient_capacity', { free: 2 });
+    });
+
+    it('takes the lowest free uuids whatever the order the cards were reported in', () => {
+      const gpus = ['GPU-3', 'GPU-1', 'GPU-2'].map((uuid) => ({
+        uuid,
+        model: 'L40S' as const,
+        memoryGiB: 48,
+      }));
+      const [event] = spec
+        .given([registered(report({ gpus }))])
+        .when(allocate('s1', 2))
+        .thenEvents();
+      expect(event.type === 'NodeCapacityAllocated' && event.data.gpus).toEqual(['GPU-1', 'GPU-2']);
+    });
+
+    it('refuses an offline node', () => {
+      spec
+        .given([registered(), wentOffline('heartbeat_timeout', T1)])
+        .when(allocate('s1', 1))
+        .thenRefuses('node_unavailable');
+    });
+
+    it('refuses a node being drained, even once an admin uncordoned it', () => {
+      spec
+        .given([
+          registered(),
+          { type: 'NodeCordoned', data: { nodeId: 'n1', reason: 'drain d1', at: T0 } },
+          {
+            type: 'NodeDrainStarted',
+            data: { nodeId: 'n1', drainId: 'd1', mode: 'relocate', at: T0 },
+          },
+          { type: 'NodeUncordoned', data: { nodeId: 'n1', at: T0 } },
+        ])
+        .when(allocate('s1', 1))
+        .thenRefuses('node_unavailable');
+    });
+
+    describe('of CPU sessions on a CPU node (16 vCPU, 64 GiB)', () => {
+      const cpuNode = registered(
+        report({ role: 'cpu', gpus: [], capacity: { cpu: 16, memoryGiB: 64, diskGiB: 100 } }),
+      );
+      const take = (sessionId: string, cpu: number, memoryGiB: number): NodeCommand => ({
+        type: 'AllocateOnNode',
+        data: { sessionId, owner: 'u1', demand: { kind: 'cpu', cpu, memoryGiB }, at: T1 },
+      });
+      const held = (sessionId: string, cpu: number, memoryGiB: number): NodeEvent => ({
+        type: 'NodeCapacityAllocated',
+        data: { nodeId: 'n1', sessionId, owner: 'u1', gpus: [], cpu, memoryGiB, at: T1 },
+      });
+
+      it('holds the vCPUs and memory asked for, and no card', () => {
+        spec
+          .given([cpuNode])
+          .when(take('s1', 8, 32))
+          .then([held('s1', 8, 32)]);
+      });
+
+      it('fills the node exactly, then refuses what no longer fits', () => {
+        spec
+          .given([cpuNode, held('s1', 8, 32)])
+          .when(take('s2', 8, 32))
+          .then([held('s2', 8, 32)]);
+        spec
+          .given([cpuNode, held('s1', 8, 32), held('s2', 8, 32)])
+          .when(take('s3', 1, 0))
+          .thenRefuses('insufficient_capacity');
+      });
+
+      it('refuses a session when memory runs out, though vCPUs remain', () => {
+        spec
+          .given([cpuNode, held('s1', 4, 60)])
+          .when(take('s2', 4, 8))
+          .thenRefuses('insufficient_capacity');
+      });
+
+      it('refuses a GPU session', () => {
+        spec.given([cpuNode]).when(allocate('s1', 1)).thenRefuses('node_unavailable');
+      });
     });
 
     it('is a no-op for a session already placed here', () => {
@@ -783,6 +1139,32 @@ describe('node', () => {
     });
   });
 
+  describe('release', () => {
+    const release = { type: 'ReleaseOnNode', data: { sessionId: 's1', at: T2 } } as const;
+
+    it('releases what a session holds', () => {
+      spec
+        .given([registered(), allocatedAt(T1)])
+        .when(release)
+        .then([{ type: 'NodeCapacityReleased', data: { nodeId: 'n1', sessionId: 's1', at: T2 } }]);
+    });
+
+    it('releases on a node gone offline', () => {
+      spec
+        .given([registered(), allocatedAt(T1), wentOffline('heartbeat_timeout', T2)])
+        .when(release)
+        .then([{ type: 'NodeCapacityReleased', data: { nodeId: 'n1', sessionId: 's1', at: T2 } }]);
+    });
+
+    it('releases nothing for a session the node does not hold, or on a node that is gone', () => {
+      spec
+        .given([registered(), allocatedAt(T1)])
+        .when({ type: 'ReleaseOnNode', data: { sessionId: 's2', at: T2 } })
+        .thenNothing();
+      spec.given().when(release).thenNothing();
+    });
+  });
+
   describe('drain marks', () => {
     const start = (drainId: string): NodeCommand => ({
       type: 'StartNodeDrain',
@@ -835,7 +1217,7 @@ describe('node', () => {
       spec
         .given([registered(), inPool('pool-b')])
         .when(forPool)
-        .thenRefuses('node_in_use');
+        .thenRefuses('node_in_use', { nodeId: 'n1', sessions: 0 });
       spec.given([registered()]).when(forPool).thenRefuses('node_in_use');
     });
 
@@ -848,7 +1230,7 @@ describe('node', () => {
       spec
         .given([registered(), ...events])
         .when(start('d2'))
-        .thenRefuses('invalid_transition');
+        .thenRefuses('invalid_transition', { from: 'draining' });
     });
 
     it('refuses to drain an offline node', () => {
@@ -859,7 +1241,17 @@ describe('node', () => {
       spec
         .given([registered(), ...offline])
         .when(start('d1'))
-        .thenRefuses('invalid_transition');
+        .thenRefuses('invalid_transition', { from: 'offline' });
+    });
+
+    it('ends its drain on a node gone offline meanwhile, and nothing on a node that is gone', () => {
+      const events = spec.given([registered()]).when(start('d1')).thenEvents();
+      const end = { type: 'EndNodeDrain', data: { drainId: 'd1', at: T2 } } as const;
+      spec
+        .given([registered(), ...events, wentOffline('heartbeat_timeout', T2)])
+        .when(end)
+        .then([{ type: 'NodeDrainEnded', data: { nodeId: 'n1', drainId: 'd1', at: T2 } }]);
+      spec.given().when(end).thenNothing();
     });
 
     it('ends only the drain it was started for', () => {
