@@ -8,3 +8,5 @@ export * from './throttled-log';
 export * from './turns';
 export * from './within';
 export * from './iso-time';
+export * from './clock';
+export * from './workflow';
