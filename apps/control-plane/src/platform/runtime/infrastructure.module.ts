@@ -11,6 +11,7 @@ import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { createEventStore } from '../../../../../libs/eventstore/src';
 import { SharedReadsEventStore } from '../../../../../libs/eventstore/src/shared-reads';
 import { createDelayedJobs } from '../../../../../libs/jobs/src';
+import { systemClock } from '../../../../../libs/kernel/src';
 import { createReadModelStore } from '../../../../../libs/readmodels/src';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
 import { Config } from '../../config/config';
@@ -19,7 +20,7 @@ import { EventTypes } from './event-types';
 import { subscriberFailures } from './failures';
 import { Runtime } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
-import { CHECKPOINTS, CONFIG, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
+import { CHECKPOINTS, CLOCK, CONFIG, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
 
 /**
  * The stores every feature shares, each chosen by configuration: production adapters when
@@ -33,6 +34,7 @@ export class InfrastructureModule {
       module: InfrastructureModule,
       providers: [
         { provide: CONFIG, useValue: config },
+        { provide: CLOCK, useValue: systemClock },
         {
           provide: EVENT_STORE,
           useFactory: () =>
@@ -84,6 +86,7 @@ export class InfrastructureModule {
       ],
       exports: [
         CONFIG,
+        CLOCK,
         EVENT_STORE,
         READ_MODELS,
         DELAYED_JOBS,
