@@ -3,9 +3,11 @@ import {
   Decider,
   EventCodec,
   EventMetadata,
+  Made,
   Message,
   Turns,
   eventIdFor,
+  isLater,
   isoTime,
 } from '../../kernel/src';
 import {
@@ -17,6 +19,7 @@ import {
   NewEvent,
 } from '../../eventstore/src/port';
 import { AggregateCache, CachedState } from './aggregate-cache';
+import { NoopFastPath } from './noop-fast-path';
 
 /** An aggregate (or workflow) as the pipeline sees it: its decider and how its events are stored. */
 export type Aggregate<C extends Message, E extends Message, S> = {
@@ -77,12 +80,21 @@ export class CommandPipeline {
   /** Commands on one stream, one at a time in this process. */
   private readonly turns = new Turns();
   private observer: PipelineObserver | undefined;
+  private readonly fastPath: NoopFastPath | undefined;
 
   constructor(
     private readonly store: EventStore,
-    private readonly options: { maxAttempts?: number; cacheSize?: number } = {},
+    private readonly options: {
+      maxAttempts?: number;
+      cacheSize?: number;
+      /** False: every command takes the plain path (for the fast path's parity spec). */
+      noopFastPath?: boolean;
+    } = {},
   ) {
     this.cache = new AggregateCache(options.cacheSize);
+    if (options.noopFastPath !== false) {
+      this.fastPath = new NoopFastPath(store, this.cache, this.turns, (o) => this.observer?.(o));
+    }
   }
 
   onOutcome(observer: PipelineObserver): void {
@@ -152,93 +164,25 @@ export class CommandPipeline {
   }
 
   /**
-   * Decides many commands that usually change nothing (e.g. a report of unchanged nodes)
-   * without queueing each one: `commands[i]` is decided on `streamIds[i]`'s state when that
-   * state is cached at the store's current revision and no command on the stream is in flight
-   * in this process. Where the decider returns no events, the result is the no-op result
-   * `handle` would give (reported to the observer as one); everywhere else (not cached, stale,
-   * busy, or events to append) the entry is undefined and the caller sends it to `handle`.
+   * Many commands that usually change nothing (`commands[i]` on `streamIds[i]`: a report of
+   * unchanged nodes), decided in one pass without queueing each: the result `handle` would give
+   * where the no-op fast path answers (noop-fast-path.ts), undefined where the caller must send
+   * the command to `handle`. At once (no promise) from a store that reads its heads in process.
    */
-  async decideNoops<C extends Message, E extends Message, S>(
+  decideNoops<C extends Message, E extends Message, S>(
     aggregate: Aggregate<C, E, S>,
     streamIds: readonly string[],
     commands: readonly C[],
-  ): Promise<Array<CommandResult<E, S> | undefined>> {
-    const now = this.decideNoopsNow(aggregate, streamIds, commands);
-    if (now !== null) return now;
-    const started = performance.now();
-    const heads = await this.streamRevisions(streamIds);
-    return this.noopsAt(aggregate, streamIds, commands, heads, started);
-  }
-
-  /**
-   * `decideNoops` at once, without a promise, from a store that reads its heads in process
-   * (`EventStore.streamRevisionsNow`); null from any other store (the caller awaits
-   * `decideNoops`). A report that changes nothing waits no turn of the event loop here.
-   */
-  decideNoopsNow<C extends Message, E extends Message, S>(
-    aggregate: Aggregate<C, E, S>,
-    streamIds: readonly string[],
-    commands: readonly C[],
-  ): Array<CommandResult<E, S> | undefined> | null {
-    if (!this.store.streamRevisionsNow) return null;
-    const started = performance.now();
-    const heads = this.store.streamRevisionsNow(streamIds);
-    return this.noopsAt(aggregate, streamIds, commands, heads, started);
-  }
-
-  /** The no-op pass of `decideNoops` against the streams' current heads. */
-  private noopsAt<C extends Message, E extends Message, S>(
-    aggregate: Aggregate<C, E, S>,
-    streamIds: readonly string[],
-    commands: readonly C[],
-    heads: ReadonlyArray<number | null>,
-    started: number,
-  ): Array<CommandResult<E, S> | undefined> {
-    const out: Array<CommandResult<E, S> | undefined> = new Array(streamIds.length);
-    // No-ops by command type: one outcome per type for the whole pass.
-    let noops: Map<string, number> | undefined;
-    for (let i = 0; i < streamIds.length; i++) {
-      const streamId = streamIds[i];
-      const head = heads[i];
-      if (head === null || this.turns.busy(streamId)) continue;
-      const cached = this.cache.get<S>(aggregate.name, streamId);
-      if (cached === undefined || cached.revision !== head) continue;
-      const events = aggregate.decider.decide(commands[i], cached.state);
-      if (events.length > 0) continue;
-      const type = commands[i].type;
-      (noops ??= new Map()).set(type, (noops.get(type) ?? 0) + 1);
-      out[i] = {
-        events,
-        state: cached.state,
-        revision: head,
-        appended: false,
-        position: LOG_START,
-        headPosition: cached.position,
-      };
-    }
-    if (noops && this.observer) {
-      const ms = performance.now() - started;
-      for (const [command, count] of noops)
-        this.observer({ aggregate: aggregate.name, command, ms, result: 'noop', events: 0, count });
-    }
-    return out;
-  }
-
-  private streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
-    if (this.store.streamRevisions) return this.store.streamRevisions(streamIds);
-    return Promise.all(streamIds.map((id) => this.store.streamRevision(id)));
+  ): Made<Array<CommandResult<E, S> | undefined>> {
+    if (this.fastPath) return this.fastPath.many(aggregate, streamIds, commands);
+    return new Array<CommandResult<E, S> | undefined>(streamIds.length);
   }
 
   /**
    * Commands on one stream run one at a time in this process, so replicas of a hot stream
    * never race each other here; revision conflicts remain for writers in other processes.
-   *
-   * The common admin command changes nothing (a cordon of a cordoned node): when nothing is in
-   * flight on the stream here and its cached state decides no events, the command does not
-   * queue; it is a no-op once the store confirms the cached revision is still the head (what
-   * `run` would find), and takes its turn otherwise. Commands that append, are refused, or
-   * find the stream busy or not cached take their turn at once, in the order they came.
+   * A command that changes nothing on an idle stream is answered from its cached state once
+   * the store confirms the head (noop-fast-path.ts), at once where the store reads it in process.
    */
   handle<C extends Message, E extends Message, S>(
     aggregate: Aggregate<C, E, S>,
@@ -246,45 +190,12 @@ export class CommandPipeline {
     command: C,
     context: CommandContext,
   ): Promise<CommandResult<E, S>> {
-    if (!this.turns.busy(streamId)) {
-      const started = performance.now();
-      const cached = this.cache.get<S>(aggregate.name, streamId);
-      if (cached !== undefined && decidesNothing(aggregate.decider, command, cached.state)) {
-        return this.confirmNoop(aggregate, streamId, command, context, cached, started);
-      }
-    }
-    return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));
-  }
-
-  private async confirmNoop<C extends Message, E extends Message, S>(
-    aggregate: Aggregate<C, E, S>,
-    streamId: string,
-    command: C,
-    context: CommandContext,
-    cached: CachedState<S>,
-    started: number,
-  ): Promise<CommandResult<E, S>> {
-    let head: number | null;
-    try {
-      head = await this.store.streamRevision(streamId);
-    } catch (error) {
-      // The store out of reach: counted as `run` counts it.
-      this.report(aggregate, command, started, 'error', 0);
-      throw error;
-    }
-    if (head !== cached.revision) {
-      // Another writer appended since: decided afresh on what it wrote.
-      return this.turns.run(streamId, () => this.run(aggregate, streamId, command, context));
-    }
-    this.report(aggregate, command, started, 'noop', 0);
-    return {
-      events: [],
-      state: cached.state,
-      revision: head,
-      appended: false,
-      position: LOG_START,
-      headPosition: cached.position,
-    };
+    const run = () => this.run(aggregate, streamId, command, context);
+    const noop = this.fastPath?.one(aggregate, streamId, command);
+    if (noop === undefined) return this.turns.run(streamId, run);
+    // Another writer appended since the cache was filled: decided afresh on what it wrote.
+    if (!isLater(noop)) return noop ? Promise.resolve(noop) : this.turns.run(streamId, run);
+    return this.turns.run(streamId, async () => (await noop) ?? run());
   }
 
   private async run<C extends Message, E extends Message, S>(
@@ -395,16 +306,3 @@ export class CommandPipeline {
     });
   }
 }
-
-/** Whether `command` changes nothing in `state`; a refusal is left to the full path to report. */
-const decidesNothing = <C extends Message, S>(
-  decider: Pick<Decider<C, Message, S>, 'decide'>,
-  command: C,
-  state: S,
-): boolean => {
-  try {
-    return decider.decide(command, state).length === 0;
-  } catch {
-    return false;
-  }
-};

@@ -192,13 +192,17 @@ describe('the command pipeline', () => {
       await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 1 } }, ctx());
       const outcomes: string[] = [];
       pipeline.onOutcome((o) => outcomes.push(`${o.command}:${o.result}`));
-      const down = jest
-        .spyOn(store, 'streamRevision')
-        .mockRejectedValue(new Error('store out of reach'));
+      // Every way the store reads a head fails (one stream, or many at once).
+      const down = [
+        jest.spyOn(store, 'streamRevision').mockRejectedValue(new Error('store out of reach')),
+        jest.spyOn(store, 'streamRevisions').mockImplementation(() => {
+          throw new Error('store out of reach');
+        }),
+      ];
       await expect(pipeline.handle(aggregate, 'counter-a', noop, ctx())).rejects.toThrow(
         'store out of reach',
       );
-      down.mockRestore();
+      down.forEach((d) => d.mockRestore());
       expect(outcomes).toEqual(['Add:error']);
     });
 

@@ -33,19 +33,18 @@ describe.each([
   ['with the store batching revisions', (s: SqliteEventStore): EventStore => s, true],
   [
     'with a store answering revisions only through a promise',
-    // The same store seen through an object that lacks the optional synchronous method.
+    // The same store seen through an object whose batched heads come through a promise.
     (s: SqliteEventStore): EventStore =>
-      Object.assign(Object.create(s) as EventStore, { streamRevisionsNow: undefined }),
+      Object.assign(Object.create(s) as EventStore, {
+        streamRevisions: async (ids: readonly string[]) => s.streamRevisions(ids),
+      }),
     false,
   ],
   [
     'with a store without streamRevisions',
-    // The same store seen through an object that lacks both optional methods.
+    // The same store seen through an object that lacks the optional method.
     (s: SqliteEventStore): EventStore =>
-      Object.assign(Object.create(s) as EventStore, {
-        streamRevisions: undefined,
-        streamRevisionsNow: undefined,
-      }),
+      Object.assign(Object.create(s) as EventStore, { streamRevisions: undefined }),
     false,
   ],
 ])('decideNoops %s', (_what, wrap, inProcess) => {
@@ -109,7 +108,7 @@ describe.each([
     ]);
   });
 
-  it('decideNoopsNow answers decideNoops without a promise, or null from a store that needs one', async () => {
+  it('answers without a promise from a store that reads its heads in process, through one otherwise', async () => {
     await pipeline.handle(aggregate, 'n-1', add(1), ctx());
     await pipeline.handle(aggregate, 'n-2', add(2), ctx());
     const ids = ['n-1', 'n-2', 'n-none'];
@@ -117,20 +116,31 @@ describe.each([
     const expected = await pipeline.decideNoops(aggregate, ids, commands);
     outcomes = [];
 
-    const now = pipeline.decideNoopsNow(aggregate, ids, commands);
+    const now = pipeline.decideNoops(aggregate, ids, commands);
 
     if (!inProcess) {
-      expect(now).toBeNull();
+      expect(now).toBeInstanceOf(Promise);
       expect(outcomes).toEqual([]);
+      expect(await now).toEqual(expected);
       return;
     }
+    expect(Array.isArray(now)).toBe(true);
     expect(now).toEqual(expected);
-    expect(Array.from(now ?? [], (r) => r !== undefined)).toEqual([true, false, false]);
+    expect(Array.from(now as unknown[], (r) => r !== undefined)).toEqual([true, false, false]);
     expect(outcomes.map(({ command, result, count }) => ({ command, result, count }))).toEqual([
       { command: 'Add', result: 'noop', count: 1 },
     ]);
     // A stream another writer appended to is no longer a no-op here: the head is read again.
     await new CommandPipeline(sqlite).handle(aggregate, 'n-1', add(1), ctx());
-    expect(pipeline.decideNoopsNow(aggregate, ['n-1'], [add(0)])).toEqual([undefined]);
+    expect(pipeline.decideNoops(aggregate, ['n-1'], [add(0)])).toEqual([undefined]);
+  });
+
+  it('answers nothing without the fast path: every command takes handle', async () => {
+    const plain = new CommandPipeline(wrap(sqlite), { noopFastPath: false });
+    await plain.handle(aggregate, 'p-1', add(1), ctx());
+    expect(plain.decideNoops(aggregate, ['p-1', 'p-1'], [add(0), reset()])).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { DomainError, EventMetadata } from '../../kernel/src';
+import { DomainError, EventMetadata, Made } from '../../kernel/src';
 
 /**
  * The event store port. Streams are `<category>-<id>`; revisions count from 0 within
@@ -133,15 +133,11 @@ export interface EventStore {
   /** The revision of the stream's last event, or null when it does not exist. */
   streamRevision(streamId: string): Promise<number | null>;
   /**
-   * Optional: `streamRevision` of many streams in one round trip, in the order asked. Callers
-   * fall back to one `streamRevision` per stream where a store does not offer it.
+   * Optional: `streamRevision` of many streams in one round trip, in the order asked; at once
+   * (no promise) from a store that reads its heads without I/O (the embedded SQLite store).
+   * Callers fall back to one `streamRevision` per stream where a store does not offer it.
    */
-  streamRevisions?(streamIds: readonly string[]): Promise<Array<number | null>>;
-  /**
-   * Optional: the same answer as `streamRevisions`, at once, from a store that reads its heads
-   * without I/O (the embedded SQLite store): a caller deciding many no-ops waits no turn.
-   */
-  streamRevisionsNow?(streamIds: readonly string[]): Array<number | null>;
+  streamRevisions?(streamIds: readonly string[]): Made<Array<number | null>>;
   /** Events in global commit order. */
   readAll(options: ReadAllOptions): Promise<StoredEvent[]>;
   /** The position of the newest event, LOG_START when the log is empty. */

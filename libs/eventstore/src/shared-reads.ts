@@ -1,3 +1,4 @@
+import { Made } from '../../kernel/src';
 import {
   AppendResult,
   EventStore,
@@ -142,7 +143,7 @@ export class SharedReadsEventStore implements EventStore {
     return this.store.streamRevision(streamId);
   }
 
-  streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
+  streamRevisions(streamIds: readonly string[]): Made<Array<number | null>> {
     if (this.store.streamRevisions) return this.store.streamRevisions(streamIds);
     return Promise.all(streamIds.map((id) => this.store.streamRevision(id)));
   }

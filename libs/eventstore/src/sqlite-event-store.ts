@@ -398,11 +398,8 @@ export class SqliteEventStore implements EventStore {
     return revision;
   }
 
-  async streamRevisions(streamIds: readonly string[]): Promise<Array<number | null>> {
-    return this.headsOf(streamIds);
-  }
-
-  streamRevisionsNow(streamIds: readonly string[]): Array<number | null> {
+  /** At once: the heads are read in process. */
+  streamRevisions(streamIds: readonly string[]): Array<number | null> {
     return this.headsOf(streamIds);
   }
 

@@ -10,3 +10,4 @@ export * from './within';
 export * from './iso-time';
 export * from './clock';
 export * from './workflow';
+export * from './made';

@@ -6,6 +6,7 @@ import {
   KeyLocks,
   Turns,
   UnavailableError,
+  isLater,
   isoTime,
   uuidFrom,
 } from '../../../../libs/kernel/src';
@@ -102,9 +103,8 @@ export class InventoryService {
       const streamIds = refs.map((ref) => ref.streamId);
       // The common report changes nothing: decided in one pass on the cached states, without a
       // queued command per node. Whatever would append (or is not cached) takes the pipeline.
-      const noops =
-        this.pipeline.decideNoopsNow(nodeAggregate, streamIds, commands) ??
-        (await this.pipeline.decideNoops(nodeAggregate, streamIds, commands));
+      const decided = this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
+      const noops = isLater(decided) ? await decided : decided;
       const fresh: Beat[] = [];
       const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
         const report = reports[i];
