@@ -22,7 +22,7 @@ import v8 from 'node:v8';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
 import { loadConfig } from '../apps/control-plane/src/config/config';
-import { InventoryService } from '../apps/control-plane/src/nodes/inventory.service';
+import { InventoryService } from '../apps/control-plane/src/nodes/reporting/inventory.service';
 import { HEARTBEATS } from '../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
 import { READ_MODELS } from '../apps/control-plane/src/platform/runtime/tokens';
 import { CommandPipeline, SubscriptionRunner } from '../libs/cqrs/src';

@@ -16,7 +16,7 @@ import Fastify from 'fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../apps/control-plane/src/app.factory';
 import { loadConfig } from '../apps/control-plane/src/config/config';
-import { InventoryService } from '../apps/control-plane/src/nodes/inventory.service';
+import { InventoryService } from '../apps/control-plane/src/nodes/reporting/inventory.service';
 import { writeAtEndOfTurn } from '../apps/control-plane/src/platform/http/end-of-turn';
 import { EVENT_STORE } from '../apps/control-plane/src/platform/runtime/tokens';
 import { SubscriptionRunner } from '../libs/cqrs/src';

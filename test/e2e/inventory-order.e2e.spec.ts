@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
 import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
-import { InventoryService } from '../../apps/control-plane/src/nodes/inventory.service';
+import { InventoryService } from '../../apps/control-plane/src/nodes/reporting/inventory.service';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, NodeInput, report, sleep } from '../support/reports';
 

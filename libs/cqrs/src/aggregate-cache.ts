@@ -19,7 +19,7 @@ export class AggregateCache {
    * By stream id, then by aggregate: two deciders may fold one stream (a cluster's lifecycle
    * and its liveness), nearly every stream has one. Keyed by the stream id as the caller gives
    * it, with no key built per lookup: a stream id string its caller keeps (a node's, from
-   * `nodeRefOf`) keeps its hash, and finds its entry by identity. Insertion order is recency.
+   * `NodeRefs`) keeps its hash, and finds its entry by identity. Insertion order is recency.
    */
   private readonly streams = new Map<string, Fold>();
   private folds = 0;

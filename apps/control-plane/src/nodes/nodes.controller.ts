@@ -11,7 +11,7 @@ import {
   Query,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandContext, thenMade } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';
@@ -98,10 +98,7 @@ export class NodesController {
 
 /** The no-op cordon is one of the API's hot routes: served on the lean path (lean-route.ts). */
 export const NODE_LEAN_ROUTES: readonly LeanRoute[] = [
-  leanRoute(
-    NodesController,
-    'cordon',
-    async ({ params, validated, ctx }) =>
-      [params.nodeId, await validated(CordonNodeDto), ctx] as const,
+  leanRoute(NodesController, 'cordon', ({ params, validated, ctx }) =>
+    thenMade(validated(CordonNodeDto), (body) => [params.nodeId, body, ctx] as const),
   ),
 ];

@@ -6,7 +6,7 @@ import { Config } from '../config/config';
 import { NodeReport } from '../nodes/node.decider';
 import { nodeAggregate, nodeIdOf } from '../nodes/node.aggregate';
 import { nodeStreamId } from '../nodes/node.events';
-import { InventoryService } from '../nodes/inventory.service';
+import { InventoryService } from '../nodes/reporting/inventory.service';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { GPU_CATALOG } from '../pools/catalog';
 import { PoolsService } from '../pools/pools.service';

@@ -106,32 +106,71 @@ export const compileFastCheck = (target: Ctor): FastCheck | null => {
 };
 
 /**
- * The app's ValidationPipe with a fast path: a body or query that a plain DTO's compiled
- * check accepts becomes the DTO instance directly (what plainToInstance makes of a flat
- * object: `new Dto()` with the same keys); everything else (refusals included: their
- * messages are the full pipe's) goes through class-transformer and class-validator. First, at
- * every depth the DTO shapes, a field named like an `Object.prototype` member is refused
- * (object-keys.ts): class-transformer would drop it without a word.
+ * What a DTO class may add to the pipe, as statics. `fastPath`: a hand-written check where none
+ * compiles (nested DTOs: the inventory report, the API's largest body), true only for a body
+ * the DTO accepts as it is and that holds no `OBJECT_KEYS` name at any depth. `keepAsSent`:
+ * given the body as sent, puts back on the DTO the full path made what class-transformer drops
+ * (prototype-named label keys): part of the plain path, not a tuning.
+ */
+export type DtoStatics<T> = {
+  readonly fastPath?: (value: unknown) => value is T;
+  readonly keepAsSent?: (sent: unknown) => (dto: T) => void;
+};
+
+type Dto = Ctor & DtoStatics<object>;
+
+/**
+ * The app's one validation seam. Every body and query is its class-validator DTO: first a field
+ * named like an `Object.prototype` member is refused at every depth the DTO shapes
+ * (object-keys.ts: class-transformer would drop it without a word), then class-transformer
+ * and class-validator decide, naming each bad field. The fast path only saves that work for a
+ * value it knows the DTO accepts: the DTO's own `fastPath` (DtoStatics), else a check compiled
+ * from a plain DTO's metadata (`compileFastCheck`); anything else, refusals included, takes the full path, so
+ * every refusal is the full path's. `fast: false` turns the fast path off: the plain path that
+ * the parity specs (`fast-validation.unit.spec.ts`, the inventory report's) hold it to.
  */
 export class FastValidationPipe extends ValidationPipe {
   private readonly checks = new Map<unknown, FastCheck | null>();
   /** How many values took the fast path (for tests). */
   fastAccepts = 0;
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const metatype = metadata.metatype as Ctor | undefined;
-    if (metatype && (metadata.type === 'body' || metadata.type === 'query')) {
-      refuseObjectKeys(value, metatype);
-      let check = this.checks.get(metatype);
-      if (check === undefined) {
-        check = this.toValidate(metadata) ? compileFastCheck(metatype) : null;
-        this.checks.set(metatype, check);
-      }
-      if (check !== null && check(value)) {
-        this.fastAccepts++;
-        return Object.assign(new metatype(), value);
-      }
+  constructor(
+    options: ConstructorParameters<typeof ValidationPipe>[0],
+    private readonly fast = true,
+  ) {
+    super(options);
+  }
+
+  /**
+   * The value as its DTO, at once, where the fast path knows the DTO accepts it; undefined where
+   * the full path must decide (`transform`). Throws the refusal of a prototype-named field.
+   */
+  validateNow(value: unknown, metadata: ArgumentMetadata): object | undefined {
+    const metatype = metadata.metatype as Dto | undefined;
+    if (!metatype || (metadata.type !== 'body' && metadata.type !== 'query')) return undefined;
+    if (this.fast && metatype.fastPath?.(value)) {
+      this.fastAccepts++;
+      return value as object;
     }
-    return super.transform(value, metadata);
+    refuseObjectKeys(value, metatype);
+    if (!this.fast || metatype.fastPath) return undefined;
+    let check = this.checks.get(metatype);
+    if (check === undefined) {
+      check = this.toValidate(metadata) ? compileFastCheck(metatype) : null;
+      this.checks.set(metatype, check);
+    }
+    if (check === null || !check(value)) return undefined;
+    this.fastAccepts++;
+    return Object.assign(new metatype(), value);
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const now = this.validateNow(value, metadata);
+    if (now !== undefined) return now;
+    // Taken before the full pipe runs: it deletes some of what `keep` puts back.
+    const keep = (metadata.metatype as Dto | undefined)?.keepAsSent?.(value);
+    const dto = (await super.transform(value, metadata)) as object;
+    keep?.(dto);
+    return dto;
   }
 }

@@ -4,7 +4,7 @@ import { getMetadataStorage } from 'class-validator';
 import * as audit from '../../audit/audit.dto';
 import * as billing from '../../billing/billing.dto';
 import * as clusters from '../../clusters/clusters.dto';
-import * as inventory from '../../nodes/inventory.dto';
+import * as inventory from '../../nodes/reporting/inventory.dto';
 import * as nodes from '../../nodes/nodes.dto';
 import * as notifications from '../../notifications/notifications.dto';
 import * as pools from '../../pools/pools.dto';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { DomainError } from '../../../../../libs/kernel/src';
-import { InventoryReportDto } from '../../nodes/inventory.dto';
+import { InventoryReportDto } from '../../nodes/reporting/inventory.dto';
 import { CreateNodePoolDto } from '../../pools/pools.dto';
 import { CreateSessionDto } from '../../sessions/sessions.dto';
 import { objectKeyPaths, OBJECT_KEYS, refuseObjectKeys } from './object-keys';

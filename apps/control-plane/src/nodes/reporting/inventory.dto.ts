@@ -16,23 +16,18 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { GPU_MODELS, GpuModel } from '../config/config';
-import { CLUSTER_ID, CLUSTER_ID_RULE } from '../platform/http/ids';
-import { NestedDto, NestedDtos } from '../platform/http/nested';
-import { NODE_ROLES, NodeRole } from './node.events';
-
-/** RFC 1123 hostname: dot-separated labels of [a-z0-9-], not starting or ending with '-'. */
-export const HOSTNAME =
-  /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
-export { CLUSTER_ID };
-export const GPU_UUID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
-/**
- * An RFC 3339 date-time with its offset (Z or ±hh:mm), seconds 00-59, up to nanoseconds. ISO-8601
- * (IsISO8601) also allows week and ordinal dates, basic forms, decimal commas and local times,
- * which `Date` cannot read or reads in the server's zone; IsISO8601 still checks the calendar.
- */
-export const OBSERVED_AT =
-  /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+import { GPU_MODELS, GpuModel } from '../../config/config';
+import type { DtoStatics } from '../../platform/http/fast-validation';
+import { CLUSTER_ID, CLUSTER_ID_RULE } from '../../platform/http/ids';
+import { NestedDto, NestedDtos } from '../../platform/http/nested';
+import { NODE_ROLES, NodeRole } from '../node.events';
+import {
+  GPU_UUID,
+  HOSTNAME,
+  OBSERVED_AT,
+  isPlainValidInventoryReport,
+  keepLabelsAsSent,
+} from './inventory-report.check';
 
 export class CapacityDto {
   @ApiProperty({ minimum: 0, maximum: 4096 })
@@ -129,6 +124,11 @@ export class NodeReportDto {
 }
 
 export class InventoryReportDto {
+  /** Checked by hand on the hot path (inventory-report.check.ts; its spec holds it to these rules). */
+  static readonly fastPath: DtoStatics<InventoryReportDto>['fastPath'] =
+    isPlainValidInventoryReport;
+  static readonly keepAsSent: DtoStatics<InventoryReportDto>['keepAsSent'] = keepLabelsAsSent;
+
   @ApiProperty({ example: 'c1' })
   @IsString()
   @MaxLength(63)

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
+import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import {
   CommandContext,
   DomainError,
@@ -9,18 +9,20 @@ import {
   isLater,
   isoTime,
   uuidFrom,
-} from '../../../../libs/kernel/src';
-import { LOG_START, laterPosition } from '../../../../libs/eventstore/src/port';
-import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
-import { READ_MODELS } from '../platform/runtime/tokens';
-import { LivenessService } from './liveness.service';
-import { HEARTBEATS } from './heartbeat/heartbeat.module';
-import { Beat, Heartbeat, HeartbeatStore, laterObserved } from './heartbeat/heartbeat.store';
-import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from './node.decider';
-import { NodeRef, nodeAggregate, nodeRefOf } from './node.aggregate';
-import { NodeEvent, NodeState, nodeStreamId } from './node.events';
-import { NODES, NodeDoc } from './nodes.projection';
-import { NODES_PROJECTION } from './nodes.commands';
+} from '../../../../../libs/kernel/src';
+import { LOG_START, laterPosition } from '../../../../../libs/eventstore/src/port';
+import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
+import { READ_MODELS } from '../../platform/runtime/tokens';
+import { LivenessService } from '../liveness.service';
+import { HEARTBEATS } from '../heartbeat/heartbeat.module';
+import { Beat, HeartbeatStore, laterObserved } from '../heartbeat/heartbeat.store';
+import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from '../node.decider';
+import { NodeRef, nodeAggregate } from '../node.aggregate';
+import { NodeEvent, NodeState, nodeStreamId } from '../node.events';
+import { NODES, NodeDoc } from '../nodes.projection';
+import { NODES_PROJECTION } from '../nodes.commands';
+import { NodeRefs } from './node-refs';
+import { Sightings } from './sightings';
 
 export type ReportedNode = {
   hostname: string;
@@ -58,13 +60,18 @@ const toIso = (ms: number | null): string | null =>
  */
 @Injectable()
 export class InventoryService {
+  private readonly sightings: Sightings;
+  private readonly refs = new NodeRefs();
+
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
-    @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
+    @Inject(HEARTBEATS) heartbeats: HeartbeatStore,
     @Inject(LivenessService) private readonly liveness: LivenessService,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
-  ) {}
+  ) {
+    this.sightings = new Sightings(heartbeats);
+  }
 
   private readonly logger = new Logger('inventory');
 
@@ -85,16 +92,16 @@ export class InventoryService {
     ctx: CommandContext,
   ): Promise<ReportedNode[]> {
     const receivedAt = isoTime(ctx.now.getTime());
-    const refs = reports.map((r) => nodeRefOf(clusterId, r.hostname));
+    const refs = reports.map((r) => this.refs.of(clusterId, r.hostname));
     const nodeIds = refs.map((ref) => ref.nodeId);
     // Taken at once when no report of these nodes is in flight (the common case): no promise.
     if (!this.reporting.tryTake(nodeIds)) await this.reporting.take(nodeIds);
     const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
     try {
-      // From a store in this process (the embedded one) and the cached states, a report that
+      // From stores in this process (the embedded ones) and the cached states, a report that
       // changes nothing is decided without awaiting a promise: each costs a turn of the loop.
-      const read = this.heartbeats.getNow?.(nodeIds) ?? this.newestOf(nodeIds, reports);
-      const beats = Array.isArray(read) ? read : await read;
+      const read = this.sightings.newest(nodeIds, reports);
+      const beats = isLater(read) ? await read : read;
       const newest = beats.map((b) => toIso(b?.observedAt ?? null));
       const commands: NodeCommand[] = reports.map((report, i) => ({
         type: 'ReportNode',
@@ -156,10 +163,10 @@ export class InventoryService {
         await Promise.all(handled);
       };
       const changes = !allDecided(noops);
-      // A report that changes something is recorded only while its sightings can be: a remote
-      // heartbeat store answers first (one round trip, on the rare changing report), so with
+      // A report that changes something is recorded only while its sightings can be: with
       // Redis out of reach it is refused (503) with nothing appended.
-      if (changes && !this.heartbeats.touchNow) await this.heartbeats.ping();
+      const reachable = changes ? this.sightings.reachable() : undefined;
+      if (isLater(reachable)) await reachable;
       if (!changes) {
         // Nothing to append (the common report): settled here, no pipeline and no card check.
         for (let i = 0; i < reports.length; i++) settle(i, noops[i]);
@@ -176,13 +183,9 @@ export class InventoryService {
       }
       try {
         // What a report waits for: its changes appended (above), and its nodes' newest
-        // heartbeats read where its order needs them (`newestOf`); not its sightings' write
-        // to Redis while the store is writing (`touchLater`): they are in this process's reads
-        // at once, so this process's next report of a node is ordered after this one, and a
-        // sighting lost with Redis only dates a node that fell silent meanwhile one report
-        // earlier (docs/ARCHITECTURE.md, "Nodes and liveness").
-        if (this.heartbeats.touchNow) this.heartbeats.touchNow(fresh);
-        else if (!this.heartbeats.touchLater?.(fresh)) await this.heartbeats.touch(fresh);
+        // heartbeats read where its order needs them; not always its sightings' write (sightings.ts).
+        const recorded = this.sightings.record(fresh);
+        if (isLater(recorded)) await recorded;
       } catch (error) {
         // Redis went away after the report's changes were appended: they are done, and a 503
         // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
@@ -201,33 +204,6 @@ export class InventoryService {
       await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     }
     return results;
-  }
-
-  /**
-   * The heartbeats a report's decision needs, from a store out of process: only a node
-   * reported with an observedAt can be out of order (`isOutOfOrder`; a report without one is
-   * ordered by its receive time), so only those nodes' newest observedAt is read. A report
-   * of none of them reads nothing, and is answered without waiting on the store. The others
-   * are null: their sightings keep the store's newest observedAt (`touch` keeps the later).
-   */
-  private newestOf(
-    nodeIds: readonly string[],
-    reports: readonly NodeReport[],
-  ): Array<Heartbeat | null> | Promise<Array<Heartbeat | null>> {
-    let ordered = 0;
-    for (const r of reports) if (r.observedAt !== null) ordered++;
-    if (ordered === reports.length) return this.heartbeats.get(nodeIds);
-    const none = new Array<Heartbeat | null>(reports.length).fill(null);
-    if (ordered === 0) return none;
-    const ids: string[] = [];
-    for (let i = 0; i < reports.length; i++)
-      if (reports[i].observedAt !== null) ids.push(nodeIds[i]);
-    return this.heartbeats.get(ids).then((read) => {
-      for (let i = 0, k = 0; i < reports.length; i++) {
-        if (reports[i].observedAt !== null) none[i] = read[k++];
-      }
-      return none;
-    });
   }
 
   /**

@@ -1,21 +1,28 @@
-import { ArgumentMetadata, Injectable, PipeTransform, ValidationPipe } from '@nestjs/common';
 import { isISO8601 } from 'class-validator';
-import { GPU_MODELS } from '../config/config';
-import { OBJECT_KEYS } from '../platform/http/object-keys';
-import { createValidationPipe } from '../platform/http/validation.pipe';
-import { CLUSTER_ID, GPU_UUID, HOSTNAME, InventoryReportDto, OBSERVED_AT } from './inventory.dto';
-import { NODE_ROLES } from './node.events';
+import { GPU_MODELS } from '../../config/config';
+import { OBJECT_KEYS } from '../../platform/http/object-keys';
+import { CLUSTER_ID } from '../../platform/http/ids';
+import { NODE_ROLES } from '../node.events';
+import type { InventoryReportDto } from './inventory.dto';
 
+/** RFC 1123 hostname: dot-separated labels of [a-z0-9-], not starting or ending with '-'. */
+export const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+export const GPU_UUID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 /**
- * A hand-written check of `InventoryReportDto` (the operator's report, up to 1000 nested
- * nodes of up to 64 cards, where class-transformer + class-validator cost most of a large
- * report's CPU; docs/PERFORMANCE.md).
- *
- * It only ever says "valid" for a body the class-validator DTO (through the global
- * ValidationPipe) accepts unchanged; anything else, including anything unusual that is
- * perhaps valid, is handed to that same ValidationPipe, which names each bad field exactly as
- * before. So refusals are the DTO's own, and the check only has to be conservative. The
- * differential spec (`inventory-report.pipe.unit.spec.ts`) holds it to that.
+ * An RFC 3339 date-time with its offset (Z or ±hh:mm), seconds 00-59, up to nanoseconds. ISO-8601
+ * (IsISO8601) also allows week and ordinal dates, basic forms, decimal commas and local times,
+ * which `Date` cannot read or reads in the server's zone; IsISO8601 still checks the calendar.
+ */
+export const OBSERVED_AT =
+  /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+/*
+ * The inventory report's fast path (the DTO's static `fastPath`): a hand-written check of
+ * `InventoryReportDto`, up to 1000 nested nodes of up to 64 cards, where class-transformer and
+ * class-validator cost most of a large report's CPU (docs/PERFORMANCE.md). It says "valid" only
+ * for a body the DTO accepts as it is; anything else, anything unusual that is perhaps valid
+ * too, takes the full path, which names each bad field. Its spec holds it to that.
  */
 
 const REPORT_KEYS: ReadonlySet<string> = new Set(['clusterId', 'nodes']);
@@ -116,15 +123,13 @@ export const isPlainValidInventoryReport = (body: unknown): body is InventoryRep
   return true;
 };
 
-const METADATA: ArgumentMetadata = { type: 'body', metatype: InventoryReportDto, data: undefined };
-
 type Labels = Record<string, unknown>;
 
 /**
  * Each node's labels as sent, copied into prototype-less objects: `constructor`, `prototype`
  * or `toString` are valid Kubernetes label keys, but the ValidationPipe deletes some of them
  * from every object and class-transformer skips the others. (Outside labels such a key is
- * refused before either runs: object-keys.ts.) The controller checks every key and value later.
+ * refused before either runs: object-keys.ts.)
  */
 const labelsAsSent = (body: unknown): Array<Labels | undefined> => {
   const nodes = isPlain(body) ? body.nodes : undefined;
@@ -139,23 +144,15 @@ const labelsAsSent = (body: unknown): Array<Labels | undefined> => {
 };
 
 /**
- * The inventory report body: the fast check above, else the app's ValidationPipe on
- * InventoryReportDto (same refusals, same `details.fields`). The handler's parameter must not
- * be typed with a class, or the global ValidationPipe would validate it first.
+ * The labels as sent, put back on a DTO the full path made (the controller checks every label
+ * key and value later).
  */
-@Injectable()
-export class InventoryReportPipe implements PipeTransform<unknown, Promise<InventoryReportDto>> {
-  private readonly fallback: ValidationPipe = createValidationPipe();
-
-  async transform(value: unknown): Promise<InventoryReportDto> {
-    if (isPlainValidInventoryReport(value)) return value;
-    const labels = labelsAsSent(value);
-    const dto = (await this.fallback.transform(value, METADATA)) as InventoryReportDto;
-    // The DTO accepted the body: where it saw an object of labels, the labels as sent.
+export const keepLabelsAsSent = (sent: unknown): ((dto: InventoryReportDto) => void) => {
+  // Copied now: the full path deletes some of them from the body it is given.
+  const labels = labelsAsSent(sent);
+  return (dto) =>
     dto.nodes.forEach((node, i) => {
-      const sent = labels[i];
-      if (sent !== undefined && node.labels) node.labels = sent as Record<string, string>;
+      const kept = labels[i];
+      if (kept !== undefined && node.labels) node.labels = kept as Record<string, string>;
     });
-    return dto;
-  }
-}
+};
