@@ -23,10 +23,13 @@ import { IDEMPOTENCY_STORE, installIdempotency } from './platform/idempotency/id
 import { IdempotencyStore } from './platform/idempotency/idempotency.store';
 import { installAdmission } from './platform/auth/admission';
 import { TokenService } from './platform/auth/token-service';
-import { installLeanRoutes } from './platform/http/lean-route';
+import { installLeanRoutes } from './platform/http/lean/lean-route';
 import { writeAtEndOfTurn } from './platform/http/end-of-turn';
 import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
-import { INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './nodes/reporting/inventory.controller';
+import {
+  INVENTORY_BODY_LIMITS,
+  INVENTORY_LEAN_ROUTES,
+} from './nodes/reporting/inventory.controller';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,4 +1,4 @@
-import { LeanRoute, leanRoute } from '../platform/http/lean-route';
+import { LeanRoute, leanRoute } from '../platform/http/lean/lean-route';
 import {
   Body,
   Controller,

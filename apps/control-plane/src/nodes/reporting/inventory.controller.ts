@@ -5,7 +5,7 @@ import { Caller, mayReportFor } from '../../platform/auth/caller';
 import { CurrentCaller, Roles } from '../../platform/auth/decorators';
 import { validationFailed } from '../../platform/errors/error-envelope';
 import { Ctx } from '../../platform/http/command-context';
-import { LeanRoute, leanRoute } from '../../platform/http/lean-route';
+import { LeanRoute, leanRoute } from '../../platform/http/lean/lean-route';
 import { NodeReport } from '../node.decider';
 import { InventoryReportDto, InventoryReportResponse, NodeReportDto } from './inventory.dto';
 import { LabelRules, reportProblems } from './inventory-report.rules';

@@ -15,20 +15,20 @@ import {
 } from '@nestjs/common/constants';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { CommandContext, Made, isLater } from '../../../../../libs/kernel/src';
+import { CommandContext, Made, isLater } from '../../../../../../libs/kernel/src';
 import {
   AdmittedRequest,
   admit,
   admitted,
   readsQuery,
   refuseUnreadQuery,
-} from '../auth/auth.guard';
-import { Caller, Role } from '../auth/caller';
-import { joinPath, routeAdmissions } from '../auth/admission';
-import { TokenService } from '../auth/token-service';
-import { ErrorFilter } from '../errors/error.filter';
-import { commandContextOf, PlatformRequest } from './command-context';
-import { createValidationPipe } from './validation.pipe';
+} from '../../auth/auth.guard';
+import { Caller, Role } from '../../auth/caller';
+import { joinPath, routeAdmissions } from '../../auth/admission';
+import { TokenService } from '../../auth/token-service';
+import { ErrorFilter } from '../../errors/error.filter';
+import { commandContextOf, PlatformRequest } from '../command-context';
+import { createValidationPipe } from '../validation.pipe';
 
 /** What a lean route's handler arguments are made from. */
 export type LeanInput = {
@@ -51,9 +51,9 @@ type ArgsOf<F> = F extends (...args: infer A) => unknown ? A : never;
  * A controller route served on the lean path: the same route (its path, method, roles and
  * status are the controller's decorators, so OpenAPI and the route table are unchanged) and
  * the same handler, called without Nest's per-request chain (execution context, guard and
- * pipe consumers, parameter factories, response controller: most of a hot route's cost over
- * bare Fastify, docs/PERFORMANCE.md). `args` makes the handler's arguments as its parameter
- * decorators and pipes would.
+ * pipe consumers, parameter factories, response controller; its cost: docs/PERFORMANCE.md).
+ * `args` makes the handler's arguments as its parameter decorators and pipes would.
+ * `lean-routes.e2e.spec.ts` holds every lean route's answers to the Nest path's.
  */
 export type LeanRoute = {
   readonly controller: Type<object>;

@@ -3,14 +3,14 @@ import { Body, Controller, HttpCode, Module, Param, Post, Query, UseGuards } fro
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { IsOptional, IsString } from 'class-validator';
-import { CommandContext } from '../../../../../libs/kernel/src';
-import { Public, Roles } from '../auth/decorators';
-import { TokenService } from '../auth/token-service';
-import { ErrorFilter } from '../errors/error.filter';
-import { Ctx } from './command-context';
+import { CommandContext } from '../../../../../../libs/kernel/src';
+import { Public, Roles } from '../../auth/decorators';
+import { TokenService } from '../../auth/token-service';
+import { ErrorFilter } from '../../errors/error.filter';
+import { Ctx } from '../command-context';
 import { installLeanRoutes, LeanRoute, leanRoute, leanRoutesOf } from './lean-route';
-import { NoBodyGuard } from './no-body';
-import { PageQuery } from './page-query.dto';
+import { NoBodyGuard } from '../no-body';
+import { PageQuery } from '../page-query.dto';
 
 class NoteDto {
   @IsOptional()

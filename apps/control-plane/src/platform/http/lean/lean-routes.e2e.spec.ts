@@ -1,7 +1,7 @@
 import request from 'supertest';
-import { leanRoutesOf } from '../../apps/control-plane/src/platform/http/lean-route';
-import { startApp, TestApp } from '../support/app';
-import { cpuNode, eventually, gpuNode, report } from '../support/reports';
+import { leanRoutesOf } from './lean-route';
+import { startApp, TestApp } from '../../../../../../test/support/app';
+import { cpuNode, eventually, gpuNode, report } from '../../../../../../test/support/reports';
 
 /**
  * The hot routes (no-op cordon, inventory report) run on the lean path; every other route and
