@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
 import { BillingModule } from './billing/billing.module';
@@ -21,6 +22,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        CqrsModule.forRoot(),
         InfrastructureModule.forRoot(config),
         AuthModule.forRoot(jwtSecret),
         IdempotencyModule,

@@ -2,9 +2,8 @@
  * Node's command line for the control plane, wherever it is launched (`npm start`, the
  * Dockerfile, the bench's app servers; a unit test holds the first two to this list).
  *
- * `--max-semi-space-size=32`: a young generation twice V8's default, so a request's garbage
- * is scavenged half as often (the measurements: docs/PERFORMANCE.md). V8 reads it only when
- * the process starts, so it is a launch flag, not a setting `createApp` applies.
+ * `--max-semi-space-size=32`: a young generation twice V8's default (docs/PERFORMANCE.md).
+ * V8 reads it only at start: a launch flag, not a setting `createApp` applies.
  */
 export const APP_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=32'];
 

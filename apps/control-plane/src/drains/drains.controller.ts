@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { CommandContext, notFound } from '../../../../libs/kernel/src';
@@ -7,6 +8,7 @@ import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';
 import { READ_MODELS } from '../platform/runtime/tokens';
+import { DrainNode } from './drain-node.handler';
 import { DrainsService } from './drains.service';
 import { DRAINS, DrainDoc } from './drains.projection';
 
@@ -38,6 +40,7 @@ export class DrainView {
 @Controller('v1')
 export class DrainsController {
   constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(DrainsService) private readonly drains: DrainsService,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
   ) {}
@@ -52,9 +55,8 @@ export class DrainsController {
     @Body() body: DrainNodeDto,
     @Ctx() ctx: CommandContext,
   ) {
-    return {
-      drainId: await this.drains.start(checkId('nodeId', nodeId), body.mode ?? 'relocate', ctx),
-    };
+    const drain = new DrainNode(checkId('nodeId', nodeId), body.mode ?? 'relocate', ctx);
+    return { drainId: await this.commands.execute(drain) };
   }
 
   @Get('nodes/:nodeId/drain-preview')

@@ -6,6 +6,7 @@ import { Runtime } from '../platform/runtime/runtime.service';
 import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { SessionsModule } from '../sessions/sessions.module';
+import { DrainNodeHandler } from './drain-node.handler';
 import { DrainSaga } from './drain.saga';
 import { drainCodec } from './drain.workflow';
 import { DrainsController } from './drains.controller';
@@ -15,7 +16,7 @@ import { DrainsService } from './drains.service';
 @Module({
   imports: [SessionsModule],
   controllers: [DrainsController],
-  providers: [DrainSaga, DrainsService],
+  providers: [DrainSaga, DrainsService, DrainNodeHandler],
   exports: [DrainsService],
 })
 export class DrainsModule implements OnModuleInit {

@@ -8,7 +8,10 @@ import { NodeEvent, NodeState, nodeStreamId } from './node.events';
 export const NODES_PROJECTION = 'projection:nodes';
 const NODES_ONLY: readonly string[] = [NODES_PROJECTION];
 
-/** Admin commands on one node: load, decide, append; then wait for the Nodes screen to show it. */
+/**
+ * A command on one node, as the node slice's handlers run it (cordon-node.handler.ts, ...):
+ * load, decide, append (the pipeline); then wait for the Nodes screen to show it.
+ */
 @Injectable()
 export class NodeCommands {
   constructor(

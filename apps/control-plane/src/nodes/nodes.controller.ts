@@ -1,4 +1,3 @@
-import { LeanRoute, leanRoute } from '../platform/http/lean/lean-route';
 import {
   Body,
   Controller,
@@ -10,15 +9,19 @@ import {
   Post,
   Query,
 } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext, thenMade } from '../../../../libs/kernel/src';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';
-import { NodeCommands } from './nodes.commands';
+import { LeanRoute, leanRoute } from '../platform/http/lean/lean-route';
+import { NoBody } from '../platform/http/no-body';
+import { CordonNode } from './cordon-node.handler';
+import { DeleteNode } from './delete-node.handler';
 import { CordonNodeDto, ListNodesQuery, NodePage, NodeView } from './nodes.dto';
 import { NodesQueries } from './nodes.queries';
-import { NoBody } from '../platform/http/no-body';
+import { UncordonNode } from './uncordon-node.handler';
 
 const checkNodeId = (nodeId: string): string => checkId('nodeId', nodeId);
 
@@ -28,7 +31,7 @@ const checkNodeId = (nodeId: string): string => checkId('nodeId', nodeId);
 export class NodesController {
   constructor(
     @Inject(NodesQueries) private readonly queries: NodesQueries,
-    @Inject(NodeCommands) private readonly commands: NodeCommands,
+    @Inject(CommandBus) private readonly commands: CommandBus,
   ) {}
 
   @Get()
@@ -61,11 +64,7 @@ export class NodesController {
     @Body() body: CordonNodeDto,
     @Ctx() ctx: CommandContext,
   ) {
-    await this.commands.execute(
-      checkNodeId(nodeId),
-      { type: 'CordonNode', data: { reason: body.reason ?? null, at: ctx.now.toISOString() } },
-      ctx,
-    );
+    await this.commands.execute(new CordonNode(checkNodeId(nodeId), body.reason ?? null, ctx));
     return this.queries.get(nodeId);
   }
 
@@ -75,11 +74,7 @@ export class NodesController {
   @Roles('admin')
   @ApiOkResponse({ type: NodeView })
   async uncordon(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext) {
-    await this.commands.execute(
-      checkNodeId(nodeId),
-      { type: 'UncordonNode', data: { at: ctx.now.toISOString() } },
-      ctx,
-    );
+    await this.commands.execute(new UncordonNode(checkNodeId(nodeId), ctx));
     return this.queries.get(nodeId);
   }
 
@@ -88,11 +83,7 @@ export class NodesController {
   @HttpCode(204)
   @Roles('admin')
   async remove(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext): Promise<void> {
-    await this.commands.execute(
-      checkNodeId(nodeId),
-      { type: 'DeleteNode', data: { at: ctx.now.toISOString() } },
-      ctx,
-    );
+    await this.commands.execute(new DeleteNode(checkNodeId(nodeId), ctx));
   }
 }
 

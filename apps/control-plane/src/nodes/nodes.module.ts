@@ -11,6 +11,10 @@ import { NodeDirectivesService } from './cordon-sync/node-directives.service';
 import { HeartbeatModule } from './heartbeat/heartbeat.module';
 import { InventoryController } from './reporting/inventory.controller';
 import { InventoryService } from './reporting/inventory.service';
+import { ReportInventoryHandler } from './reporting/report-inventory.handler';
+import { CordonNodeHandler } from './cordon-node.handler';
+import { DeleteNodeHandler } from './delete-node.handler';
+import { UncordonNodeHandler } from './uncordon-node.handler';
 import { LivenessService } from './liveness.service';
 import { nodeCodec } from './node.events';
 import { NodeCommands } from './nodes.commands';
@@ -26,6 +30,7 @@ import { NodesQueries } from './nodes.queries';
     LivenessService,
     NodesQueries,
     NodeCommands,
+    ...[ReportInventoryHandler, CordonNodeHandler, UncordonNodeHandler, DeleteNodeHandler],
     NodeDirectivesService,
     CordonSyncService,
     {

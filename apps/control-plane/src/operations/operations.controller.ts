@@ -9,6 +9,7 @@ import {
   Post,
   Query,
 } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { CommandContext } from '../../../../libs/kernel/src';
@@ -18,7 +19,10 @@ import { QueryParams } from '../platform/http/page-query.dto';
 import { CLUSTER_ID, CLUSTER_ID_RULE, UUID, checkId } from '../platform/http/ids';
 import { OperationAccepted, ResizeNodePoolDto, ScaleNodePoolDto } from '../pools/pools.dto';
 import { validationFailed } from '../platform/errors/error-envelope';
+import { DeleteNodePool } from './delete-node-pool.handler';
 import { OperationsService } from './operations.service';
+import { ResizeNodePool } from './resize-node-pool.handler';
+import { ScaleNodePool } from './scale-node-pool.handler';
 import { NoBody } from '../platform/http/no-body';
 
 @QueryParams()
@@ -45,7 +49,10 @@ export class ListOperationsQuery {
 @ApiBearerAuth()
 @Controller('v1')
 export class OperationsController {
-  constructor(@Inject(OperationsService) private readonly operations: OperationsService) {}
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(OperationsService) private readonly operations: OperationsService,
+  ) {}
 
   /** 202: an async operation; 409 operation_in_progress while another runs on the pool, size_out_of_range outside min/max. */
   @Post('node-pools/:poolId/scale')
@@ -57,7 +64,9 @@ export class OperationsController {
     @Body() body: ScaleNodePoolDto,
     @Ctx() ctx: CommandContext,
   ): Promise<OperationAccepted> {
-    return this.operations.scale(checkId('poolId', poolId), body.desiredSize, ctx);
+    return this.commands.execute(
+      new ScaleNodePool(checkId('poolId', poolId), body.desiredSize, ctx),
+    );
   }
 
   /** 202: rolling replacement onto the new vCPU / memory shape, one node at a time. */
@@ -73,7 +82,7 @@ export class OperationsController {
     if (body.cpu == null && body.memoryGiB == null) {
       throw validationFailed([{ field: 'cpu', problems: ['give cpu, memoryGiB or both'] }]);
     }
-    return this.operations.resize(checkId('poolId', poolId), body, ctx);
+    return this.commands.execute(new ResizeNodePool(checkId('poolId', poolId), body, ctx));
   }
 
   /** 202: drains and removes the pool's nodes, then deletes it; 409 last_pool for a cluster's last pool. */
@@ -83,7 +92,7 @@ export class OperationsController {
   @Roles('admin')
   @ApiAcceptedResponse({ type: OperationAccepted })
   remove(@Param('poolId') poolId: string, @Ctx() ctx: CommandContext): Promise<OperationAccepted> {
-    return this.operations.delete(checkId('poolId', poolId), ctx);
+    return this.commands.execute(new DeleteNodePool(checkId('poolId', poolId), ctx));
   }
 
   @Get('operations')

@@ -9,17 +9,23 @@ import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { PoolsModule } from '../pools/pools.module';
 import { ProvisionerModule } from '../provisioner/provisioner.module';
+import { DeleteNodePoolHandler } from './delete-node-pool.handler';
 import { operationCodec } from './operation.events';
 import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
+import { ResizeNodePoolHandler } from './resize-node-pool.handler';
+import { ScaleNodePoolHandler } from './scale-node-pool.handler';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
 
 @Module({
   imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
   controllers: [OperationsController],
-  providers: [OperationsSaga, OperationsService, AutoscalerService],
+  providers: [
+    ...[OperationsSaga, OperationsService, AutoscalerService],
+    ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
+  ],
   exports: [OperationsService],
 })
 export class OperationsModule implements OnModuleInit {

@@ -1,10 +1,13 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { NodeView } from '../nodes/nodes.dto';
 import { Roles } from '../platform/auth/decorators';
 import { checkId, ClusterIdPipe } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
+import { AssignNodeToPool } from './assign-node-to-pool.handler';
+import { CreateNodePool } from './create-node-pool.handler';
 import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
 import { PoolsService } from './pools.service';
 
@@ -12,7 +15,10 @@ import { PoolsService } from './pools.service';
 @ApiBearerAuth()
 @Controller('v1')
 export class PoolsController {
-  constructor(@Inject(PoolsService) private readonly pools: PoolsService) {}
+  constructor(
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(PoolsService) private readonly pools: PoolsService,
+  ) {}
 
   @Post('clusters/:clusterId/node-pools')
   @HttpCode(201)
@@ -23,7 +29,7 @@ export class PoolsController {
     @Body() body: CreateNodePoolDto,
     @Ctx() ctx: CommandContext,
   ): Promise<PoolView> {
-    return this.pools.create(clusterId, body, ctx);
+    return this.commands.execute(new CreateNodePool(clusterId, body, ctx));
   }
 
   @Get('clusters/:clusterId/node-pools')
@@ -45,6 +51,6 @@ export class PoolsController {
   @Roles('admin')
   @ApiOkResponse({ type: NodeView })
   assign(@Param('nodeId') nodeId: string, @Body() body: AssignPoolDto, @Ctx() ctx: CommandContext) {
-    return this.pools.assignNode(checkId('nodeId', nodeId), body.poolId, ctx);
+    return this.commands.execute(new AssignNodeToPool(checkId('nodeId', nodeId), body.poolId, ctx));
   }
 }

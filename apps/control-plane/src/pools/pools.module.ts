@@ -3,6 +3,8 @@ import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { NodesModule } from '../nodes/nodes.module';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { AssignNodeToPoolHandler } from './assign-node-to-pool.handler';
+import { CreateNodePoolHandler } from './create-node-pool.handler';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
 import { nodePoolsProjection } from './pools.projection';
@@ -11,7 +13,7 @@ import { PoolsService } from './pools.service';
 @Module({
   imports: [NodesModule],
   controllers: [PoolsController],
-  providers: [PoolsService],
+  providers: [PoolsService, CreateNodePoolHandler, AssignNodeToPoolHandler],
   exports: [PoolsService],
 })
 export class PoolsModule implements OnModuleInit {

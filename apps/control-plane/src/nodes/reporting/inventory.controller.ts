@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext, DomainError, thenMade } from '../../../../../libs/kernel/src';
 import { Caller, mayReportFor } from '../../platform/auth/caller';
@@ -9,7 +10,7 @@ import { LeanRoute, leanRoute } from '../../platform/http/lean/lean-route';
 import { NodeReport } from '../node.decider';
 import { InventoryReportDto, InventoryReportResponse, NodeReportDto } from './inventory.dto';
 import { LabelRules, reportProblems } from './inventory-report.rules';
-import { InventoryService } from './inventory.service';
+import { ReportInventory } from './report-inventory.handler';
 
 const normalise = (clusterId: string, n: NodeReportDto): NodeReport => ({
   clusterId,
@@ -30,7 +31,7 @@ const normalise = (clusterId: string, n: NodeReportDto): NodeReport => ({
 export class InventoryController {
   private readonly labelRules = new LabelRules();
 
-  constructor(@Inject(InventoryService) private readonly inventory: InventoryService) {}
+  constructor(@Inject(CommandBus) private readonly commands: CommandBus) {}
 
   /** The operator's inventory controller reports nodes; `desired` is what it applies to Kubernetes. */
   @Post('reports')
@@ -53,12 +54,8 @@ export class InventoryController {
     }
     const problems = reportProblems(body.nodes, ctx.now, this.labelRules);
     if (problems.length > 0) throw validationFailed(problems);
-    const nodes = await this.inventory.report(
-      body.clusterId,
-      body.nodes.map((n) => normalise(body.clusterId, n)),
-      ctx,
-    );
-    return { nodes };
+    const nodes = body.nodes.map((n) => normalise(body.clusterId, n));
+    return { nodes: await this.commands.execute(new ReportInventory(body.clusterId, nodes, ctx)) };
   }
 }
 
