@@ -6,16 +6,18 @@ import {
   KeyLocks,
   Turns,
   UnavailableError,
+  Made,
   isLater,
   isoTime,
+  thenMade,
   uuidFrom,
 } from '../../../../../libs/kernel/src';
-import { LOG_START, laterPosition } from '../../../../../libs/eventstore/src/port';
+import { LOG_START, LogPosition, laterPosition } from '../../../../../libs/eventstore/src/port';
 import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../../platform/runtime/tokens';
 import { LivenessService } from '../liveness.service';
 import { HEARTBEATS } from '../heartbeat/heartbeat.module';
-import { Beat, HeartbeatStore, laterObserved } from '../heartbeat/heartbeat.store';
+import { Beat, Heartbeat, HeartbeatStore, laterObserved } from '../heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from '../node.decider';
 import { NodeRef, nodeAggregate } from '../node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from '../node.events';
@@ -52,6 +54,48 @@ const MAX_CARDS_BY_UUID = 256;
 
 const toIso = (ms: number | null): string | null =>
   ms === null ? null : new Date(ms).toISOString();
+
+/** One report on its way: its nodes and commands, what is decided so far, what it answers. */
+type Pass = {
+  readonly clusterId: string;
+  readonly reports: readonly NodeReport[];
+  readonly refs: readonly NodeRef[];
+  readonly nodeIds: readonly string[];
+  readonly streamIds: readonly string[];
+  readonly commands: readonly NodeCommand[];
+  readonly ctx: CommandContext;
+  /** The nodes' heartbeats as read, and their newest observedAt (ISO). */
+  readonly beats: ReadonlyArray<Heartbeat | null>;
+  readonly newest: ReadonlyArray<string | null>;
+  /** The no-op result per node where the fast path decided it, else undefined. */
+  readonly noops: ReadonlyArray<CommandResult<NodeEvent, NodeState> | undefined>;
+  readonly results: ReportedNode[];
+  /** The report's sightings, one per node once settled. */
+  readonly fresh: Beat[];
+  /** The last position the report appended (LOG_START: nothing). */
+  lastPosition: LogPosition;
+};
+
+/** Node `i` of the report decided: its answer, and its sighting. */
+const settle = (pass: Pass, i: number, result: CommandResult<NodeEvent, NodeState>): void => {
+  const report = pass.reports[i];
+  const nodeId = pass.nodeIds[i];
+  // Every report is a sighting at its receive time, an out-of-order one too (it changes
+  // nothing, but the controller reached us now); the newest observedAt stays the newest.
+  const reported = report.observedAt ? Date.parse(report.observedAt) : null;
+  const observedAt = laterObserved(pass.beats[i]?.observedAt ?? null, reported);
+  pass.fresh.push({ nodeId, seenAt: pass.ctx.now.getTime(), observedAt });
+  const state = result.state;
+  pass.results[i] = {
+    hostname: report.hostname,
+    nodeId,
+    status: displayStatus(state) ?? 'offline',
+    desired: {
+      unschedulable:
+        state.status === 'online' || state.status === 'offline' ? state.cordon.desired : false,
+    },
+  };
+};
 
 /**
  * ReportInventory: each node of a report is upserted by (cluster, hostname). Changes append
@@ -91,110 +135,24 @@ export class InventoryService {
     reports: readonly NodeReport[],
     ctx: CommandContext,
   ): Promise<ReportedNode[]> {
-    const receivedAt = isoTime(ctx.now.getTime());
     const refs = reports.map((r) => this.refs.of(clusterId, r.hostname));
     const nodeIds = refs.map((ref) => ref.nodeId);
     // Taken at once when no report of these nodes is in flight (the common case): no promise.
     if (!this.reporting.tryTake(nodeIds)) await this.reporting.take(nodeIds);
-    const results: ReportedNode[] = new Array<ReportedNode>(reports.length);
+    let pass: Pass;
     try {
       // From stores in this process (the embedded ones) and the cached states, a report that
       // changes nothing is decided without awaiting a promise: each costs a turn of the loop.
-      const read = this.sightings.newest(nodeIds, reports);
-      const beats = isLater(read) ? await read : read;
-      const newest = beats.map((b) => toIso(b?.observedAt ?? null));
-      const commands: NodeCommand[] = reports.map((report, i) => ({
-        type: 'ReportNode',
-        data: { nodeId: nodeIds[i], report, receivedAt, newestObservedAt: newest[i] },
-      }));
-      const streamIds = refs.map((ref) => ref.streamId);
-      // The common report changes nothing: decided in one pass on the cached states, without a
-      // queued command per node. Whatever would append (or is not cached) takes the pipeline.
-      const decided = this.pipeline.decideNoops(nodeAggregate, streamIds, commands);
-      const noops = isLater(decided) ? await decided : decided;
-      const fresh: Beat[] = [];
-      const settle = (i: number, result: CommandResult<NodeEvent, NodeState>): void => {
-        const report = reports[i];
-        const nodeId = nodeIds[i];
-        // Every report is a sighting at its receive time, an out-of-order one too (it changes
-        // nothing, but the controller reached us now); the newest observedAt stays the newest.
-        const reported = report.observedAt ? Date.parse(report.observedAt) : null;
-        const observedAt = laterObserved(beats[i]?.observedAt ?? null, reported);
-        fresh.push({ nodeId, seenAt: ctx.now.getTime(), observedAt });
-        const state = result.state;
-        results[i] = {
-          hostname: report.hostname,
-          nodeId,
-          status: displayStatus(state) ?? 'offline',
-          desired: {
-            unschedulable:
-              state.status === 'online' || state.status === 'offline'
-                ? state.cordon.desired
-                : false,
-          },
-        };
-      };
-      let lastPosition = LOG_START;
-      const apply = async (): Promise<void> => {
-        await this.refuseCardsHeldElsewhere(clusterId, reports, refs, newest, noops);
-        // No promise per no-op node: only the nodes that take the pipeline are awaited.
-        const handled: Array<Promise<void>> = [];
-        for (let i = 0; i < reports.length; i++) {
-          const noop = noops[i];
-          if (noop !== undefined) {
-            settle(i, noop);
-            continue;
-          }
-          handled.push(
-            this.pipeline
-              .handle(
-                nodeAggregate,
-                streamIds[i],
-                commands[i],
-                // One command per node, its id derived from the request's, so a replayed report appends nothing.
-                { ...ctx, commandId: uuidFrom(ctx.commandId, nodeIds[i]) },
-              )
-              .then((result) => {
-                lastPosition = laterPosition(lastPosition, result.position);
-                settle(i, result);
-              }),
-          );
-        }
-        await Promise.all(handled);
-      };
-      const changes = !allDecided(noops);
-      // A report that changes something is recorded only while its sightings can be: with
-      // Redis out of reach it is refused (503) with nothing appended.
-      const reachable = changes ? this.sightings.reachable() : undefined;
-      if (isLater(reachable)) await reachable;
-      if (!changes) {
+      const decided = this.decide(clusterId, reports, refs, nodeIds, ctx);
+      pass = isLater(decided) ? await decided : decided;
+      if (allDecided(pass.noops)) {
         // Nothing to append (the common report): settled here, no pipeline and no card check.
-        for (let i = 0; i < reports.length; i++) settle(i, noops[i]);
-      } else if (mayClaimCards(reports, noops)) {
-        // The card check reads the Nodes read model: the next claiming report of this cluster
-        // waits until this one's cards show there, so two concurrent reports cannot both take
-        // one uuid for two nodes (in this process; the check stays a read for other replicas).
-        await this.claiming.run(clusterId, async () => {
-          await apply();
-          await this.runner.settle(lastPosition, [NODES_PROJECTION]);
-        });
+        for (let i = 0; i < reports.length; i++) settle(pass, i, pass.noops[i]);
       } else {
-        await apply();
+        await this.apply(pass);
       }
-      try {
-        // What a report waits for: its changes appended (above), and its nodes' newest
-        // heartbeats read where its order needs them; not always its sightings' write (sightings.ts).
-        const recorded = this.sightings.record(fresh);
-        if (isLater(recorded)) await recorded;
-      } catch (error) {
-        // Redis went away after the report's changes were appended: they are done, and a 503
-        // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
-        // changes are what liveness counts from until they report again.
-        if (!(error instanceof UnavailableError) || lastPosition === 0) throw error;
-        this.logger.warn(
-          `report of ${reports.length} node(s) in ${clusterId} recorded, sightings not: ${error.message}`,
-        );
-      }
+      const recorded = this.record(pass);
+      if (isLater(recorded)) await recorded;
     } finally {
       this.reporting.release(nodeIds);
     }
@@ -203,7 +161,111 @@ export class InventoryService {
     if (this.liveness.mayBeStalled(clusterId)) {
       await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     }
-    return results;
+    return pass.results;
+  }
+
+  /**
+   * The report's commands, one `ReportNode` per node, and the nodes it changes nothing on: the
+   * common report, decided in one pass on the cached states without a queued command per node.
+   */
+  private decide(
+    clusterId: string,
+    reports: readonly NodeReport[],
+    refs: readonly NodeRef[],
+    nodeIds: readonly string[],
+    ctx: CommandContext,
+  ): Made<Pass> {
+    const receivedAt = isoTime(ctx.now.getTime());
+    const streamIds = refs.map((ref) => ref.streamId);
+    return thenMade(this.sightings.newest(nodeIds, reports), (beats) => {
+      const newest = beats.map((b) => toIso(b?.observedAt ?? null));
+      const commands: NodeCommand[] = reports.map((report, i) => ({
+        type: 'ReportNode',
+        data: { nodeId: nodeIds[i], report, receivedAt, newestObservedAt: newest[i] },
+      }));
+      return thenMade(
+        this.pipeline.decideNoops(nodeAggregate, streamIds, commands),
+        (noops): Pass => ({
+          clusterId,
+          reports,
+          refs,
+          nodeIds,
+          streamIds,
+          commands,
+          ctx,
+          beats,
+          newest,
+          noops,
+          results: new Array<ReportedNode>(reports.length),
+          fresh: [],
+          lastPosition: LOG_START,
+        }),
+      );
+    });
+  }
+
+  /**
+   * A report that changes something: recorded only while its sightings can be (with Redis out
+   * of reach it is refused, 503, with nothing appended); then its changing nodes take the
+   * pipeline. The card check reads the Nodes read model, so the next claiming report of the
+   * cluster waits until this one's cards show there: two concurrent reports cannot both take
+   * one uuid for two nodes (in this process; the check stays a read for other replicas).
+   */
+  private async apply(pass: Pass): Promise<void> {
+    const reachable = this.sightings.reachable();
+    if (isLater(reachable)) await reachable;
+    if (!mayClaimCards(pass.reports, pass.noops)) return this.handleChanges(pass);
+    await this.claiming.run(pass.clusterId, async () => {
+      await this.handleChanges(pass);
+      await this.runner.settle(pass.lastPosition, [NODES_PROJECTION]);
+    });
+  }
+
+  private async handleChanges(pass: Pass): Promise<void> {
+    const { reports, refs, newest, noops, ctx } = pass;
+    await this.refuseCardsHeldElsewhere(pass.clusterId, reports, refs, newest, noops);
+    // No promise per no-op node: only the nodes that take the pipeline are awaited.
+    const handled: Array<Promise<void>> = [];
+    for (let i = 0; i < reports.length; i++) {
+      const noop = noops[i];
+      if (noop !== undefined) {
+        settle(pass, i, noop);
+        continue;
+      }
+      // One command per node, its id derived from the request's: a replayed report appends nothing.
+      const nodeCtx = { ...ctx, commandId: uuidFrom(ctx.commandId, pass.nodeIds[i]) };
+      handled.push(
+        this.pipeline
+          .handle(nodeAggregate, pass.streamIds[i], pass.commands[i], nodeCtx)
+          .then((result) => {
+            pass.lastPosition = laterPosition(pass.lastPosition, result.position);
+            settle(pass, i, result);
+          }),
+      );
+    }
+    await Promise.all(handled);
+  }
+
+  /**
+   * The report's sightings. What a report waits for: its changes appended, and its nodes'
+   * newest heartbeats read where its order needs them; not always their write (sightings.ts).
+   */
+  private record(pass: Pass): Made<void> {
+    // Redis went away after the report's changes were appended: they are done, and a 503
+    // ("nothing was done") would be false. Only the sightings are lost; the nodes' recorded
+    // changes are what liveness counts from until they report again.
+    const lost = (error: unknown): void => {
+      if (!(error instanceof UnavailableError) || pass.lastPosition === LOG_START) throw error;
+      this.logger.warn(
+        `report of ${pass.reports.length} node(s) in ${pass.clusterId} recorded, sightings not: ${error.message}`,
+      );
+    };
+    try {
+      const recorded = this.sightings.record(pass.fresh);
+      return isLater(recorded) ? recorded.catch(lost) : recorded;
+    } catch (error) {
+      return lost(error);
+    }
   }
 
   /**
