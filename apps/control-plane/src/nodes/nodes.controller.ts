@@ -64,6 +64,7 @@ export class NodesController {
     @Body() body: CordonNodeDto,
     @Ctx() ctx: CommandContext,
   ) {
+    // On the CommandBus like every command: here too its cost is within the noise (docs/PERFORMANCE.md).
     await this.commands.execute(new CordonNode(checkNodeId(nodeId), body.reason ?? null, ctx));
     return this.queries.get(nodeId);
   }

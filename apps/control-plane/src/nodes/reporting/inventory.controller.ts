@@ -55,6 +55,7 @@ export class InventoryController {
     const problems = reportProblems(body.nodes, ctx.now, this.labelRules);
     if (problems.length > 0) throw validationFailed(problems);
     const nodes = body.nodes.map((n) => normalise(body.clusterId, n));
+    // On the CommandBus like every command: here too its cost is within the noise (docs/PERFORMANCE.md).
     return { nodes: await this.commands.execute(new ReportInventory(body.clusterId, nodes, ctx)) };
   }
 }
