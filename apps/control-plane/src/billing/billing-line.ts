@@ -1,5 +1,5 @@
 import { assertNever } from '../../../../libs/kernel/src';
-import { priceSegment } from '../sessions/billing';
+import { priceSegment } from './billing-arithmetic';
 import { Placement, SessionEvent } from '../sessions/session.events';
 
 /** One closed running segment of a session, priced at the rate fixed when it opened. */

@@ -8,10 +8,8 @@ import {
   POSTGRES_SCHEMES,
   postgresConnectionProblem,
 } from '../../../../libs/eventstore/src/postgres-connection';
-import { MIN_JWT_SECRET_LENGTH } from '../platform/auth/jwt-secret';
-
-export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
-export type GpuModel = (typeof GPU_MODELS)[number];
+import { GPU_MODELS, GpuModel } from '../catalog/catalog';
+import { MIN_JWT_SECRET_LENGTH } from './jwt-secret-rule';
 
 export type RateCard = {
   readonly currency: string;

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationPipe } from '@nestjs/common';
 import { isISO8601 } from 'class-validator';
-import { GPU_MODELS } from '../config/config';
+import { GPU_MODELS } from '../catalog/catalog';
 import { OBJECT_KEYS } from '../platform/http/object-keys';
 import { createValidationPipe } from '../platform/http/validation.pipe';
 import { CLUSTER_ID, GPU_UUID, HOSTNAME, InventoryReportDto, OBSERVED_AT } from './inventory.dto';

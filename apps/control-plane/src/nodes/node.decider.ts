@@ -5,7 +5,7 @@ import {
   invalidTransition,
   notFound,
 } from '../../../../libs/kernel/src';
-import { GpuModel } from '../config/config';
+import { GpuModel } from '../catalog/catalog';
 import {
   Capacity,
   DrainMode,

@@ -1,5 +1,5 @@
 import { EventCodec, assertNever } from '../../../../libs/kernel/src';
-import { GpuModel } from '../config/config';
+import { GpuModel } from '../catalog/catalog';
 
 export const NODE_ROLES = ['gpu', 'cpu', 'master', 'storage'] as const;
 export type NodeRole = (typeof NODE_ROLES)[number];

@@ -1,5 +1,5 @@
 import { EventCodec } from '../../../../libs/kernel/src';
-import { GpuModel } from '../config/config';
+import { GpuModel } from '../catalog/catalog';
 import { NodeMode } from '../nodes/node.events';
 
 export type PoolKind = 'gpu' | 'cpu';

@@ -12,7 +12,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
-import { GPU_MODELS, GpuModel } from '../config/config';
+import { GPU_MODELS, GpuModel } from '../catalog/catalog';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { UUID } from '../platform/http/ids';
 import { NestedDto } from '../platform/http/nested';

@@ -20,7 +20,7 @@ import { NodesQueries } from '../nodes/nodes.queries';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { POOL_LABEL } from '../provisioner/provisioner.port';
-import { DEFAULT_CPU_NODE, GPU_CATALOG } from './catalog';
+import { DEFAULT_CPU_NODE, GPU_CATALOG } from '../catalog/catalog';
 import { poolAggregate, PoolCommand } from './pool.decider';
 import { AUTOSCALE_DEFAULTS, PoolDefinition, poolCodec, poolStreamId } from './pool.events';
 import { CreateNodePoolDto, PoolView } from './pools.dto';

@@ -8,7 +8,7 @@ import { nodeAggregate, nodeIdOf } from '../nodes/node.aggregate';
 import { nodeStreamId } from '../nodes/node.events';
 import { InventoryService } from '../nodes/inventory.service';
 import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { GPU_CATALOG } from '../pools/catalog';
+import { GPU_CATALOG } from '../catalog/catalog';
 import { PoolsService } from '../pools/pools.service';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import {

@@ -1,4 +1,9 @@
-import { GpuModel } from '../config/config';
+/**
+ * The hardware vocabulary every layer shares (config's rate card, node reports, pools, sessions):
+ * the GPU models the fleet knows, and the node shapes pools are made of.
+ */
+export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
+export type GpuModel = (typeof GPU_MODELS)[number];
 
 /** The GPU node types a pool may use: vCPUs and memory per node, and the memory of its card. */
 export const GPU_CATALOG: Readonly<

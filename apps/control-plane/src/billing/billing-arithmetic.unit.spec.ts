@@ -1,4 +1,4 @@
-import { priceSegment, segmentAmount } from './billing';
+import { priceSegment, segmentAmount } from './billing-arithmetic';
 
 describe('billing arithmetic', () => {
   it('charges a full hour of one card at the hourly price', () => {
