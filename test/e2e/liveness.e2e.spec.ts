@@ -2,7 +2,7 @@ import net from 'node:net';
 import Redis from 'ioredis';
 import request from 'supertest';
 import { clusterLivenessAggregate } from '../../apps/control-plane/src/clusters/cluster-liveness.decider';
-import { clusterStreamId } from '../../apps/control-plane/src/clusters/cluster-liveness.events';
+import { clusterStreamId } from '../../apps/control-plane/src/clusters/cluster.events';
 import {
   LivenessService,
   REPORTING_TRUST_MS,

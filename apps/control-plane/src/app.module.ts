@@ -1,12 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
 import { Config } from './config/config';
 import { AuditModule } from './audit/audit.module';
 import { BillingModule } from './billing/billing.module';
-import { ClustersModule } from './clusters/clusters.module';
+import { ClustersModule } from './clusters';
 import { PoolsModule } from './pools/pools.module';
 import { OperationsModule } from './operations/operations.module';
 import { DrainsModule } from './drains/drains.module';
-import { NodesModule } from './nodes/nodes.module';
+import { NodesModule } from './nodes';
 import { SessionsModule } from './sessions/sessions.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
@@ -21,6 +22,9 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        // First: its start registers the bus handlers, which the runtime's start (reactors,
+        // reconcilers) already sends commands to. Global modules start in the order listed.
+        CqrsModule.forRoot(),
         InfrastructureModule.forRoot(config),
         AuthModule.forRoot(jwtSecret),
         IdempotencyModule,

@@ -1,6 +1,5 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
 import { Decider, DomainError, assertNever } from '../../../../libs/kernel/src';
-import { isBeingRemoved } from '../nodes/node.events';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
 export type ClusterLivenessCommand =
@@ -119,6 +118,16 @@ export const clusterLivenessAggregate: Aggregate<
   decider: clusterLivenessDecider,
   codec: clusterLivenessCodec,
 };
+
+/**
+ * Whether a pool operation's removal of a node still holds at `at`: marked, and the
+ * operation's deadline not passed (after it, the operation has ended in timeout). The node
+ * decider refuses moves of such a node; the guard below does not count its silence.
+ */
+export const isBeingRemoved = (
+  removal: { readonly until: string } | null | undefined,
+  at: number,
+): boolean => removal != null && at < Date.parse(removal.until);
 
 export type StaleCandidate = { nodeId: string; hostname: string; lastSeenAt: number };
 

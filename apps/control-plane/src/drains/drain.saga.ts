@@ -6,8 +6,7 @@ import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
 import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeCodec, nodeStreamId } from '../nodes/node.events';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
+import { nodeCodec, nodeStreamId, NODES, NodeDoc } from '../nodes';
 import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from '../sessions/placement.service';
 import { sessionAggregate } from '../sessions/session.decider';

@@ -1,6 +1,6 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
 import { Decider, EventCodec, assertNever } from '../../../../libs/kernel/src';
-import { DrainMode } from '../nodes/node.events';
+import { DrainMode } from '../nodes';
 
 /**
  * `gone`: no longer the drain's to move: terminated, or paused by its owner meanwhile (then it

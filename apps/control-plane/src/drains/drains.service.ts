@@ -3,7 +3,7 @@ import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { armWithin } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
 import { nodeAggregate } from '../nodes/node.aggregate';
-import { DrainMode, nodeStreamId } from '../nodes/node.events';
+import { DrainMode, nodeStreamId } from '../nodes';
 import { sessionAggregate } from '../sessions/session.decider';
 import { sessionStreamId } from '../sessions/session.events';
 import { DrainSaga } from './drain.saga';

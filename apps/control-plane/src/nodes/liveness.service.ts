@@ -1,3 +1,4 @@
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
@@ -5,11 +6,13 @@ import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port'
 import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import {
-  clusterLivenessAggregate,
+  GetClusterLiveness,
+  MarkClusterReportsStalled,
+  ResumeClusterReports,
+  clusterLivenessCodec,
   isMassFailure,
   weighSilence,
-} from '../clusters/cluster-liveness.decider';
-import { clusterLivenessCodec, clusterStreamId } from '../clusters/cluster-liveness.events';
+} from '../clusters';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
@@ -94,6 +97,8 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(Runtime) private readonly runtime: Runtime,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {
     this.staleMs = config.nodeStaleSec * 1000;
   }
@@ -283,11 +288,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       const clusters = new Map(
         await Promise.all(
           clusterIds.map(
-            async (id) =>
-              [
-                id,
-                await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(id)),
-              ] as const,
+            async (id) => [id, await this.queries.execute(new GetClusterLiveness(id))] as const,
           ),
         ),
       );
@@ -363,7 +364,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
     if (cached && now - cached.at < Math.min(1000, this.staleMs / 4)) return cached.holds;
     const online = await this.onlineNodes({ clusterId });
     const beats = await this.heartbeats.get(online.map((n) => n.nodeId));
-    const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
+    const cluster = await this.queries.execute(new GetClusterLiveness(clusterId));
     const resumedAt = cluster.state.status === 'reporting' ? cluster.state.resumedAt : null;
     const confirmed =
       cluster.state.status === 'reporting' && cluster.state.outageConfirmedAt
@@ -412,20 +413,17 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       // The latest real report among them, not a restarted clock (see `reference`).
       const lastSeen = stale.reduce((m, s) => Math.max(m, s.seen.proof), 0);
       const commandId = uuidFrom('cluster-stalled', clusterId, String(cluster.revision ?? -1));
-      await this.pipeline.handle(
-        clusterLivenessAggregate,
-        clusterStreamId(clusterId),
-        {
-          type: 'MarkClusterReportsStalled',
-          data: {
+      await this.commands.execute(
+        new MarkClusterReportsStalled(
+          {
             clusterId,
             staleNodes: stale.map(({ n }) => ({ nodeId: n.nodeId, hostname: n.hostname })),
             onlineNodes: judged.length,
             lastSeenAt: lastSeen ? new Date(lastSeen).toISOString() : null,
             at: new Date(now).toISOString(),
           },
-        },
-        systemContext(commandId, { now: new Date(now) }),
+          systemContext(commandId, { now: new Date(now) }),
+        ),
       );
       this.stallsMarked++;
       this.reportingSince.delete(clusterId);
@@ -450,7 +448,7 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
   /** Reports arrived from a cluster: a stall of those nodes, if any, is over. */
   async reportsArrived(clusterId: string, nodeIds: string[], ctx: CommandContext): Promise<void> {
     const marked = this.stallsMarked;
-    const cluster = await this.pipeline.load(clusterLivenessAggregate, clusterStreamId(clusterId));
+    const cluster = await this.queries.execute(new GetClusterLiveness(clusterId));
     if (cluster.state.status !== 'stalled') {
       // Read before a stall this process marked meanwhile: not evidence that it is reporting.
       if (marked !== this.stallsMarked) return;
@@ -459,14 +457,11 @@ export class LivenessService implements OnModuleInit, OnModuleDestroy {
       return;
     }
     this.clusterVerdicts.delete(clusterId);
-    await this.pipeline.handle(
-      clusterLivenessAggregate,
-      clusterStreamId(clusterId),
-      {
-        type: 'ResumeClusterReports',
-        data: { clusterId, reportedNodeIds: nodeIds, at: ctx.now.toISOString() },
-      },
-      { ...ctx, commandId: uuidFrom(ctx.commandId, 'resume', clusterId) },
+    await this.commands.execute(
+      new ResumeClusterReports(
+        { clusterId, reportedNodeIds: nodeIds, at: ctx.now.toISOString() },
+        { ...ctx, commandId: uuidFrom(ctx.commandId, 'resume', clusterId) },
+      ),
     );
   }
 

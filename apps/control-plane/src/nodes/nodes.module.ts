@@ -1,9 +1,9 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { Message, EventCodec } from '../../../../libs/kernel/src';
-import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { JWT_SECRET } from '../platform/auth/auth.module';
+import { ClusterAdoptionReactor } from './cluster-adoption.reactor';
 import { CordonSyncService } from './cordon-sync/cordon-sync.service';
 import { DirectiveCursors } from './cordon-sync/directive-cursor';
 import { NodeDirectivesController } from './cordon-sync/node-directives.controller';
@@ -15,6 +15,7 @@ import { LivenessService } from './liveness.service';
 import { nodeCodec } from './node.events';
 import { NodeCommands } from './nodes.commands';
 import { NodesController } from './nodes.controller';
+import { NODE_HANDLERS } from './nodes.handlers';
 import { nodesProjection } from './nodes.projection';
 import { NodesQueries } from './nodes.queries';
 
@@ -22,12 +23,14 @@ import { NodesQueries } from './nodes.queries';
   imports: [HeartbeatModule],
   controllers: [InventoryController, NodesController, NodeDirectivesController],
   providers: [
+    ClusterAdoptionReactor,
     InventoryService,
     LivenessService,
     NodesQueries,
     NodeCommands,
     NodeDirectivesService,
     CordonSyncService,
+    ...NODE_HANDLERS,
     {
       provide: DirectiveCursors,
       useFactory: (secret: string) => new DirectiveCursors(secret),
@@ -40,11 +43,12 @@ export class NodesModule implements OnModuleInit {
   constructor(
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(EventTypes) private readonly types: EventTypes,
+    @Inject(ClusterAdoptionReactor) private readonly adoption: ClusterAdoptionReactor,
   ) {}
 
   onModuleInit(): void {
     this.registry.addProjection(nodesProjection);
     this.types.register(nodeCodec as unknown as EventCodec<Message>);
-    this.types.register(clusterLivenessCodec as unknown as EventCodec<Message>);
+    this.registry.addReactor({ name: 'cluster-adoption', react: (e) => this.adoption.react(e) });
   }
 }

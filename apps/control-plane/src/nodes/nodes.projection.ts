@@ -1,7 +1,6 @@
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { Projection } from '../../../../libs/cqrs/src';
 import { assertNever } from '../../../../libs/kernel/src';
-import { PROVISIONER_LABEL } from '../provisioner/provisioner.port';
 import {
   Allocation,
   Capacity,
@@ -11,6 +10,7 @@ import {
   OfflineReason,
   nodeCodec,
 } from './node.events';
+import { PROVISIONER_LABEL } from './node-labels';
 
 export const NODES = 'nodes';
 /** Deleted nodes' last revisions, so a redelivered old event cannot resurrect a deleted node. */

@@ -1,7 +1,7 @@
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters/cluster-liveness.events';
-import { NodeEvent, nodeCodec } from '../nodes/node.events';
+import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters';
+import { NodeEvent, nodeCodec } from '../nodes';
 import { PoolEvent, poolCodec } from '../pools/pool.events';
 
 export const NOTIFICATION_TYPES = [

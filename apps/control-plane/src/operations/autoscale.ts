@@ -1,4 +1,4 @@
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 import { PoolDefinition } from '../pools/pool.events';
 
 export type AutoscaleInput = {

@@ -1,7 +1,7 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { DrainsModule } from '../drains/drains.module';
-import { NodesModule } from '../nodes/nodes.module';
+import { NodesModule } from '../nodes';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
@@ -9,6 +9,7 @@ import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { PoolsModule } from '../pools/pools.module';
 import { ProvisionerModule } from '../provisioner/provisioner.module';
+import { OpenClusterOperationHandler } from './open-cluster-operation.handler';
 import { operationCodec } from './operation.events';
 import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
@@ -19,7 +20,7 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
 @Module({
   imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
   controllers: [OperationsController],
-  providers: [OperationsSaga, OperationsService, AutoscalerService],
+  providers: [OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
   exports: [OperationsService],
 })
 export class OperationsModule implements OnModuleInit {

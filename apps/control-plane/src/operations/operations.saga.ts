@@ -5,15 +5,12 @@ import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port'
 import { CommandContext, DomainError, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
-import { clusterCodec } from '../clusters/cluster.events';
-import { CLUSTERS, ClusterDoc } from '../clusters/clusters.projection';
+import { clusterStreamId, clusterCodec, CLUSTERS, ClusterDoc } from '../clusters';
 import { DrainsService } from '../drains/drains.service';
 import { DRAINS, DrainDoc } from '../drains/drains.projection';
 import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeStreamId } from '../nodes/node.events';
+import { nodeStreamId, NODES, NodeDoc } from '../nodes';
 import { NodeCommands } from '../nodes/nodes.commands';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate } from '../pools/pool.decider';
 import { PoolDefinition, poolStreamId } from '../pools/pool.events';

@@ -11,7 +11,7 @@ import {
 } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { clusterStreamId } from '../clusters';
 import { Config } from '../config/config';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate, PoolCommand } from '../pools/pool.decider';

@@ -193,7 +193,3 @@ export class PoolView {
   operation!: { operationId: string; type: string } | null;
   @ApiProperty() createdAt!: string;
 }
-
-export class OperationAccepted {
-  @ApiProperty() operationId!: string;
-}

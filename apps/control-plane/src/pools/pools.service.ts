@@ -11,15 +11,12 @@ import {
 } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { clusterAggregate } from '../clusters/cluster.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { clusterStreamId } from '../clusters';
 import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { nodeCodec, nodeStreamId, NODES, NodeDoc, NodesQueries, POOL_LABEL } from '../nodes';
 import { NodeCommands } from '../nodes/nodes.commands';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { NodesQueries } from '../nodes/nodes.queries';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
-import { POOL_LABEL } from '../provisioner/provisioner.port';
 import { DEFAULT_CPU_NODE, GPU_CATALOG } from '../catalog/catalog';
 import { poolAggregate, PoolCommand } from './pool.decider';
 import { AUTOSCALE_DEFAULTS, PoolDefinition, poolCodec, poolStreamId } from './pool.events';

@@ -1,6 +1,6 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { Config } from '../config/config';
-import { NodesModule } from '../nodes/nodes.module';
+import { NodesModule } from '../nodes';
 import { PoolsModule } from '../pools/pools.module';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { CONFIG } from '../platform/runtime/tokens';

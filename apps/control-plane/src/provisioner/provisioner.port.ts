@@ -1,9 +1,5 @@
 import { PoolDefinition } from '../pools/pool.events';
 
-/** Labels every provisioned node carries, so its report lands it in its pool. */
-export const POOL_LABEL = 'fleet/pool';
-export const PROVISIONER_LABEL = 'fleet/provisioner';
-
 export type CreateNodesRequest = {
   readonly operationId: string;
   readonly pool: PoolDefinition;

@@ -3,21 +3,21 @@ import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { CommandContext, systemContext, newId, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
-import { NodeReport } from '../nodes/node.decider';
-import { nodeAggregate, nodeIdOf } from '../nodes/node.aggregate';
-import { nodeStreamId } from '../nodes/node.events';
-import { InventoryService } from '../nodes/inventory.service';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
+import {
+  NodeReport,
+  nodeIdOf,
+  nodeStreamId,
+  InventoryService,
+  NODES,
+  NodeDoc,
+  POOL_LABEL,
+  PROVISIONER_LABEL,
+} from '../nodes';
+import { nodeAggregate } from '../nodes/node.aggregate';
 import { GPU_CATALOG } from '../catalog/catalog';
 import { PoolsService } from '../pools/pools.service';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
-import {
-  CreateNodesRequest,
-  POOL_LABEL,
-  PROVISIONER_LABEL,
-  Provisioner,
-  RemoveNodesRequest,
-} from './provisioner.port';
+import { CreateNodesRequest, Provisioner, RemoveNodesRequest } from './provisioner.port';
 
 const SIMULATED = 'simulated';
 

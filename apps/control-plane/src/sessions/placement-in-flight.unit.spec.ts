@@ -3,7 +3,8 @@ import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { nodeCodec } from '../nodes/node.events';
+import { nodeCodec } from '../nodes';
+import { busesOver } from '../../../../test/support/buses';
 import { PlacementService } from './placement.service';
 import { SessionProcessReactor } from './session-process.reactor';
 import { SAFETY_TICK_MS, SessionQueueService } from './session-queue.service';
@@ -112,6 +113,7 @@ describe('a placement in flight in this process', () => {
       const reactor = new SessionProcessReactor(
         pipeline as unknown as CommandPipeline,
         placement as unknown as PlacementService,
+        busesOver(pipeline as unknown as CommandPipeline).queries,
       );
       const now = (state: SessionState) => (session = state);
       return { reactor, placement, pipeline, now, started: () => now(running) };

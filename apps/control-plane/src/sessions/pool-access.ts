@@ -1,4 +1,4 @@
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 
 /** What a session asks of the pool it names: the owner it runs for, and its demand. */
 export type PoolRequest = {

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { CommandContext, systemContext } from '../../../../libs/kernel/src';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { Allocation, nodeCodec, nodeStreamId } from '../nodes/node.events';
+import { Allocation, GetNodeState, nodeCodec } from '../nodes';
 import { PlacementService } from './placement.service';
 import { SessionCommand, sessionAggregate } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
@@ -51,6 +51,7 @@ export class SessionProcessReactor {
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(PlacementService) private readonly placement: PlacementService,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   async react(stored: StoredEvent): Promise<void> {
@@ -73,7 +74,7 @@ export class SessionProcessReactor {
       ) {
         return; // step 2 done on these very cards: the streams agree
       }
-      const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+      const node = (await this.queries.execute(new GetNodeState(nodeId))).state;
       if (node.status !== 'online' && node.status !== 'offline') return;
       const allocation = node.allocations[sessionId];
       if (!allocation || allocation.gpus.join() !== event.data.gpus.join()) return; // released since
@@ -93,8 +94,7 @@ export class SessionProcessReactor {
       // crash, a lagging reactor), the node may be back with sessions placed since, which
       // this offline must not end.
       // Usually the offline is still the stream's head (the cached state); else folded to it.
-      const node = (await this.pipeline.loadAt(nodeAggregate, stored.streamId, stored.revision))
-        .state;
+      const node = (await this.queries.execute(new GetNodeState(nodeId, stored.revision))).state;
       if (node.status !== 'online' && node.status !== 'offline') return;
       for (const [sessionId, allocation] of Object.entries(node.allocations)) {
         const ctx = reactionContext(stored, `offline-${sessionId}`);

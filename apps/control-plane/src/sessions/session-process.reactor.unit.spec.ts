@@ -1,5 +1,5 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
-import { Allocation } from '../nodes/node.events';
+import { Allocation } from '../nodes';
 import { offlineTermination } from './session-process.reactor';
 import { sessionDecider } from './session.decider';
 import { SessionEvent } from './session.events';

@@ -2,7 +2,7 @@ import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import type { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
 import type { ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { NODES_PROJECTION } from '../nodes/nodes.commands';
+import { NODES_PROJECTION } from '../nodes';
 import { QueueMisses, QUEUE_TICK, SessionQueueService } from './session-queue.service';
 import { SESSIONS_PROJECTION } from './sessions.service';
 

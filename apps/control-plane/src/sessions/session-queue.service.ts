@@ -10,8 +10,7 @@ import {
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { nodeCodec } from '../nodes/node.events';
-import { NODES_PROJECTION } from '../nodes/nodes.commands';
+import { nodeCodec, NODES_PROJECTION } from '../nodes';
 import { poolCodec } from '../pools/pool.events';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';

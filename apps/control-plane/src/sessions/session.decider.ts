@@ -1,6 +1,6 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
 import { Decider, assertNever, invalidTransition, notFound } from '../../../../libs/kernel/src';
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 import {
   PauseReason,
   Placement,

@@ -1,5 +1,5 @@
 import { EventCodec, assertNever } from '../../../../libs/kernel/src';
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 
 export type TerminationReason = 'user' | 'admin_force' | 'drain_force' | 'node_offline';
 export type PauseReason = 'user' | 'drain';

@@ -5,7 +5,7 @@ import { Runtime } from '../platform/runtime/runtime.service';
 import { Config } from '../config/config';
 import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { HeartbeatModule } from '../nodes/heartbeat/heartbeat.module';
+import { HeartbeatModule } from '../nodes';
 import { PlacementIndex } from './placement-index';
 import { PlacementService } from './placement.service';
 import { PoolAccessRule } from '../pools/pool-access.rule';
