@@ -25,8 +25,7 @@ import { installAdmission } from './platform/auth/admission';
 import { TokenService } from './platform/auth/token-service';
 import { installLeanRoutes } from './platform/http/lean-route';
 import { writeAtEndOfTurn } from './platform/http/end-of-turn';
-import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
-import { INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './nodes/inventory.controller';
+import { NODE_LEAN_ROUTES, INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './nodes';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;

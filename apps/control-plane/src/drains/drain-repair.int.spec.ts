@@ -29,7 +29,14 @@ describe('drain saga repair (jobs lost while running)', () => {
     const jobs = new InProcessJobs();
     jobs.register(DRAIN_STEP_QUEUE, async () => undefined);
     await jobs.schedule(DRAIN_STEP_QUEUE, 'kept', Date.now() + 60_000, { drainId: 'kept' });
-    const saga = new DrainSaga(null as never, null as never, jobs, readModels, null as never);
+    const saga = new DrainSaga(
+      null as never,
+      null as never,
+      jobs,
+      readModels,
+      null as never,
+      null as never,
+    );
 
     expect(await saga.repair()).toBe(1);
     expect([...(await jobs.liveJobIds(DRAIN_STEP_QUEUE))].sort()).toEqual(['kept', 'lost']);

@@ -1,16 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeCodec, nodeStreamId, NODES, NodeDoc } from '../nodes';
+import { EndNodeDrain, GetNodeState, NODES, NodeDoc, nodeCodec } from '../nodes';
 import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
-import { PlacementService } from '../sessions/placement.service';
-import { sessionAggregate } from '../sessions/session.decider';
-import { sessionStreamId } from '../sessions/session.events';
+import {
+  GetSessionState,
+  PauseSession,
+  ReleasePlacement,
+  ResumeSession,
+  TerminateSession,
+  TryPlaceSession,
+} from '../sessions';
 import {
   DrainOutcome,
   DrainState,
@@ -41,7 +46,8 @@ export class DrainSaga {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
-    @Inject(PlacementService) private readonly placement: PlacementService,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   register(): void {
@@ -94,7 +100,8 @@ export class DrainSaga {
           event.type,
         )
       ) {
-        const node = (await this.pipeline.load(nodeAggregate, stored.streamId)).state;
+        const nodeId = stored.streamId.slice('node-'.length);
+        const node = (await this.queries.execute(new GetNodeState(nodeId))).state;
         const drainId = node.status === 'online' || node.status === 'offline' ? node.drainId : null;
         if (drainId) await this.schedule(drainId);
       }
@@ -116,7 +123,7 @@ export class DrainSaga {
   private async runStep(drainId: string): Promise<void> {
     const drain = (await this.pipeline.load(drainAggregate, drainStreamId(drainId))).state;
     if (drain.status !== 'running') return;
-    const nodeState = (await this.pipeline.load(nodeAggregate, nodeStreamId(drain.nodeId))).state;
+    const nodeState = (await this.queries.execute(new GetNodeState(drain.nodeId))).state;
     const node =
       nodeState.status === 'online' || nodeState.status === 'offline'
         ? {
@@ -180,37 +187,30 @@ export class DrainSaga {
     ctx: CommandContext,
   ): Promise<void> {
     const { drainId, nodeId } = drain;
-    const sessionStream = sessionStreamId(sessionId);
     const at = () => new Date().toISOString();
     const id = (step: string) => ({
       ...ctx,
       commandId: uuidFrom(drainId, step, sessionId),
       now: new Date(),
     });
-    let state = (await this.pipeline.load(sessionAggregate, sessionStream)).state;
+    let state = (await this.queries.execute(new GetSessionState(sessionId))).state;
     if (state.status === 'running' && state.placement.nodeId === nodeId) {
       state = (
-        await this.pipeline.handle(
-          sessionAggregate,
-          sessionStream,
-          { type: 'PauseSession', data: { reason: 'drain', drainId, at: at() } },
-          id('pause'),
+        await this.commands.execute(
+          new PauseSession(sessionId, { reason: 'drain', drainId, at: at() }, id('pause')),
         )
       ).state;
     }
-    await this.placement.release(nodeId, sessionId, id('release'));
+    await this.commands.execute(new ReleasePlacement(nodeId, sessionId, id('release')));
     if (state.status === 'paused' && state.drainId === drainId) {
       state = (
-        await this.pipeline.handle(
-          sessionAggregate,
-          sessionStream,
-          { type: 'ResumeSession', data: { displaced: true, drainId, at: at() } },
-          id('resume'),
+        await this.commands.execute(
+          new ResumeSession(sessionId, { displaced: true, drainId, at: at() }, id('resume')),
         )
       ).state;
     }
     if (state.status === 'queued' && state.drainId === drainId)
-      state = await this.placement.tryPlace(sessionId, id('place'));
+      state = await this.commands.execute(new TryPlaceSession(sessionId, id('place')));
     const outcome =
       state.status === 'running' && state.placement.nodeId !== nodeId
         ? 'relocated'
@@ -249,16 +249,14 @@ export class DrainSaga {
       { type: 'BeginForceTermination', data: { sessionId, at: new Date().toISOString() } },
       id('begin-terminate'),
     );
-    const { state: session } = await this.pipeline.handle(
-      sessionAggregate,
-      sessionStreamId(sessionId),
-      {
-        type: 'TerminateSession',
-        data: { reason: 'drain_force', at: new Date().toISOString(), onlyOnNode: drain.nodeId },
-      },
-      id('terminate'),
+    const { state: session } = await this.commands.execute(
+      new TerminateSession(
+        sessionId,
+        { reason: 'drain_force', at: new Date().toISOString(), onlyOnNode: drain.nodeId },
+        id('terminate'),
+      ),
     );
-    await this.placement.release(drain.nodeId, sessionId, id('release'));
+    await this.commands.execute(new ReleasePlacement(drain.nodeId, sessionId, id('release')));
     // Listed only if the drain ended it (now, or before a crash): its owner may have paused it,
     // or it was moved off the node, in between; then the drain only lets go of it.
     const ended = session.status === 'terminated' && session.reason === 'drain_force';
@@ -297,11 +295,8 @@ export class DrainSaga {
     drain: { drainId: string; nodeId: string; at: string },
     ctx: CommandContext,
   ): Promise<void> {
-    await this.pipeline.handle(
-      nodeAggregate,
-      nodeStreamId(drain.nodeId),
-      { type: 'EndNodeDrain', data: { drainId: drain.drainId, at: drain.at } },
-      ctx,
+    await this.commands.execute(
+      new EndNodeDrain(drain.nodeId, { drainId: drain.drainId, at: drain.at }, ctx),
     );
   }
 

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { InventoryService } from './inventory.service';
 import { nodeAggregate } from './node.aggregate';
 import { nodeStreamId } from './node.events';
 import { NodeCommands } from './nodes.commands';
@@ -11,6 +12,7 @@ import {
   EndNodeDrain,
   GetNodeState,
   ReleaseNodeCapacity,
+  ReportInventory,
   RequestNodeRemoval,
   StartNodeDrain,
 } from './nodes.messages';
@@ -87,6 +89,16 @@ export class DeleteNodeHandler extends OnNodeScreen implements ICommandHandler<D
   }
 }
 
+/** The operator endpoint's own path: one instance, so its per-node and per-cluster turns cover every report. */
+@CommandHandler(ReportInventory)
+export class ReportInventoryHandler implements ICommandHandler<ReportInventory> {
+  constructor(@Inject(InventoryService) private readonly inventory: InventoryService) {}
+
+  execute({ clusterId, reports, ctx }: ReportInventory) {
+    return this.inventory.report(clusterId, reports, ctx);
+  }
+}
+
 @QueryHandler(GetNodeState)
 export class GetNodeStateHandler extends OnNode implements IQueryHandler<GetNodeState> {
   execute({ nodeId, revision }: GetNodeState) {
@@ -105,5 +117,6 @@ export const NODE_HANDLERS = [
   AssignNodeToPoolHandler,
   RequestNodeRemovalHandler,
   DeleteNodeHandler,
+  ReportInventoryHandler,
   GetNodeStateHandler,
 ];

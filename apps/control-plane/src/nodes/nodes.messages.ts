@@ -2,8 +2,9 @@ import { Command, Query } from '@nestjs/cqrs';
 import { CommandResult } from '../../../../libs/cqrs/src';
 import { CommandContext } from '../../../../libs/kernel/src';
 import { CommandData as Data, Loaded } from '../platform/bus/messages';
-import { NodeCommand } from './node.decider';
+import { NodeCommand, NodeReport } from './node.decider';
 import { NodeEvent, NodeState } from './node.events';
+import type { ReportedNode } from './inventory.service';
 
 /*
  * What other slices ask of a node, on the CommandBus and QueryBus (handlers in
@@ -89,6 +90,20 @@ export class DeleteNode extends Command<void> {
   constructor(
     readonly nodeId: string,
     readonly data: Data<NodeCommand, 'DeleteNode'>,
+    readonly ctx: CommandContext,
+  ) {
+    super();
+  }
+}
+
+/**
+ * An operator's report of nodes of one cluster (the simulated provisioner's nodes report this
+ * way too), through the inventory command path: registered, changed, or nothing at all.
+ */
+export class ReportInventory extends Command<ReportedNode[]> {
+  constructor(
+    readonly clusterId: string,
+    readonly reports: readonly NodeReport[],
     readonly ctx: CommandContext,
   ) {
     super();

@@ -37,7 +37,7 @@ import { NodesQueries } from './nodes.queries';
       inject: [JWT_SECRET],
     },
   ],
-  exports: [NodesQueries, NodeCommands, LivenessService, InventoryService, HeartbeatModule],
+  exports: [NodesQueries, HeartbeatModule],
 })
 export class NodesModule implements OnModuleInit {
   constructor(

@@ -2,7 +2,7 @@ import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters';
 import { NodeEvent, nodeCodec } from '../nodes';
-import { PoolEvent, poolCodec } from '../pools/pool.events';
+import { PoolEvent, poolCodec } from '../pools';
 
 export const NOTIFICATION_TYPES = [
   'node_status_changed',

@@ -1,7 +1,7 @@
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
-import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
-import { PoolsService } from '../pools/pools.service';
-import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
+import { NODE_POOLS, PoolDoc } from '../pools';
+import type { QueryBus } from '@nestjs/cqrs';
+import { SESSIONS, SessionDoc } from '../sessions';
 import { AutoscalerService } from './autoscaler.service';
 import { OperationsService } from './operations.service';
 
@@ -63,7 +63,7 @@ describe('AutoscalerService over a long queue', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { members: async () => [] } as unknown as PoolsService,
+      { execute: async () => [] } as unknown as QueryBus,
       { scale } as unknown as OperationsService,
     );
     await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'));
@@ -86,7 +86,7 @@ describe('AutoscalerService watching idle nodes', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { members: async () => [node] } as unknown as PoolsService,
+      { execute: async () => [node] } as unknown as QueryBus,
       { scale } as unknown as OperationsService,
     );
     return {

@@ -11,7 +11,6 @@ const sagaWith = (schedule: DelayedJobs['schedule']) =>
     null as never,
     null as never,
     null as never,
-    null as never,
   );
 const op = { operationId: 'op-1', deadlineAt: '2026-12-03T09:00:00.000Z' };
 

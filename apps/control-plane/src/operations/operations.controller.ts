@@ -17,7 +17,7 @@ import { Ctx } from '../platform/http/command-context';
 import { QueryParams } from '../platform/http/page-query.dto';
 import { CLUSTER_ID, CLUSTER_ID_RULE, UUID, checkId } from '../platform/http/ids';
 import { OperationAccepted } from '../clusters';
-import { ResizeNodePoolDto, ScaleNodePoolDto } from '../pools/pools.dto';
+import { ResizeNodePoolDto, ScaleNodePoolDto } from '../pools';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { OperationsService } from './operations.service';
 import { NoBody } from '../platform/http/no-body';

@@ -1,14 +1,11 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
-import { DrainsModule } from '../drains/drains.module';
-import { NodesModule } from '../nodes';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { PoolsModule } from '../pools/pools.module';
-import { ProvisionerModule } from '../provisioner/provisioner.module';
+import { ProvisionerModule } from '../provisioner';
 import { OpenClusterOperationHandler } from './open-cluster-operation.handler';
 import { operationCodec } from './operation.events';
 import { OperationsController } from './operations.controller';
@@ -18,7 +15,7 @@ import { OperationsService } from './operations.service';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
 
 @Module({
-  imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
+  imports: [ProvisionerModule],
   controllers: [OperationsController],
   providers: [OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
   exports: [OperationsService],

@@ -1,22 +1,24 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { clusterAggregate } from '../clusters/cluster.decider';
-import { clusterStreamId, clusterCodec, CLUSTERS, ClusterDoc } from '../clusters';
-import { DrainsService } from '../drains/drains.service';
-import { DRAINS, DrainDoc } from '../drains/drains.projection';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeStreamId, NODES, NodeDoc } from '../nodes';
-import { NodeCommands } from '../nodes/nodes.commands';
+import { AddPoolToCluster, CLUSTERS, ClusterDoc, clusterCodec } from '../clusters';
+import { DRAINS, DrainDoc, DrainNode } from '../drains';
+import { DeleteNode, GetNodeState, NODES, NodeDoc, RequestNodeRemoval } from '../nodes';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
-import { poolAggregate } from '../pools/pool.decider';
-import { PoolDefinition, poolStreamId } from '../pools/pool.events';
-import { PoolsService } from '../pools/pools.service';
-import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
-import { PROVISIONER, Provisioner } from '../provisioner/provisioner.port';
+import {
+  ChangePoolSpec,
+  EndPoolOperation,
+  ListPoolMembers,
+  MarkPoolDeleted,
+  NODE_POOLS,
+  PoolDefinition,
+  PoolDoc,
+} from '../pools';
+import { PROVISIONER, Provisioner } from '../provisioner';
 import {
   OperationCommand,
   OperationState,
@@ -96,10 +98,9 @@ export class OperationsSaga {
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(PROVISIONER) private readonly provisioner: Provisioner,
-    @Inject(DrainsService) private readonly drains: DrainsService,
-    @Inject(NodeCommands) private readonly nodeCommands: NodeCommands,
-    @Inject(PoolsService) private readonly pools: PoolsService,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   register(): void {
@@ -169,21 +170,19 @@ export class OperationsSaga {
       correlationId: stored.metadata.correlationId,
     });
     if (state.operationType === 'delete_node_pool' && event.type !== 'OperationSucceeded') {
-      await this.pipeline.handle(
-        clusterAggregate,
-        clusterStreamId(state.clusterId),
-        {
-          type: 'AddPoolToCluster',
-          data: { clusterId: state.clusterId, poolId: state.poolId, at: event.data.at },
-        },
-        { ...ctx, commandId: uuidFrom(stored.eventId, 'restore-pool') },
+      await this.commands.execute(
+        new AddPoolToCluster(
+          { clusterId: state.clusterId, poolId: state.poolId, at: event.data.at },
+          { ...ctx, commandId: uuidFrom(stored.eventId, 'restore-pool') },
+        ),
       );
     }
-    await this.pipeline.handle(
-      poolAggregate,
-      poolStreamId(state.poolId),
-      { type: 'EndPoolOperation', data: { operationId: state.operationId, at: event.data.at } },
-      ctx,
+    await this.commands.execute(
+      new EndPoolOperation(
+        state.poolId,
+        { operationId: state.operationId, at: event.data.at },
+        ctx,
+      ),
     );
     await this.jobs.cancel(OPERATION_DEADLINE_QUEUE, state.operationId);
   }
@@ -286,7 +285,7 @@ export class OperationsSaga {
     }
     if (op.chosen === null) {
       await this.started(op, 'choose_nodes');
-      const members = await this.pools.members(poolId);
+      const members = await this.queries.execute(new ListPoolMembers(poolId));
       const count = deletePool ? members.length : members.length - (op.desiredSize ?? 0);
       const nodes = chooseNodesToRemove(members, count);
       await this.command(op, { type: 'ChooseOperationNodes', data: { nodes, at: this.now() } });
@@ -310,11 +309,12 @@ export class OperationsSaga {
     }
     if (deletePool) {
       await this.started(op, 'delete_pool');
-      await this.pipeline.handle(
-        poolAggregate,
-        poolStreamId(poolId),
-        { type: 'MarkPoolDeleted', data: { at: this.now() } },
-        await this.context(op, uuidFrom(op.operationId, 'pool-deleted')),
+      await this.commands.execute(
+        new MarkPoolDeleted(
+          poolId,
+          { at: this.now() },
+          await this.context(op, uuidFrom(op.operationId, 'pool-deleted')),
+        ),
       );
       await this.complete(op, 'delete_pool', null);
     }
@@ -388,19 +388,21 @@ export class OperationsSaga {
   ): Promise<number> {
     let pending = 0;
     for (const node of nodes) {
-      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+      const { state } = await this.queries.execute(new GetNodeState(node.nodeId));
       if (state.status !== 'online' && state.status !== 'offline') continue; // gone already
       let drainId: string | undefined = op.drains[node.nodeId];
       if (!drainId) {
         if (state.status === 'offline' && Object.keys(state.allocations).length === 0) continue;
         // An admin moved it to another pool since it was chosen: it is that pool's now.
         if (state.poolId !== op.poolId) throw movedAway(state.hostname, 'drained');
-        drainId = await this.drains.start(
-          node.nodeId,
-          'relocate',
-          await this.context(op, uuidFrom(op.operationId, 'drain', node.nodeId)),
-          // Decided on the node's stream too: a move landing after the check above is seen.
-          op.poolId!,
+        drainId = await this.commands.execute(
+          new DrainNode(
+            node.nodeId,
+            'relocate',
+            await this.context(op, uuidFrom(op.operationId, 'drain', node.nodeId)),
+            // Decided on the node's stream too: a move landing after the check above is seen.
+            op.poolId!,
+          ),
         );
         await this.command(op, {
           type: 'RecordOperationDrain',
@@ -436,7 +438,7 @@ export class OperationsSaga {
     }
     let left = 0;
     for (const node of nodes) {
-      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(node.nodeId));
+      const { state } = await this.queries.execute(new GetNodeState(node.nodeId));
       if (state.status === 'online') left++;
       else if (state.status === 'offline') {
         // Gone offline with sessions on it: they are being ended (node_offline) and their
@@ -446,10 +448,12 @@ export class OperationsSaga {
           continue;
         }
         try {
-          await this.nodeCommands.execute(
-            node.nodeId,
-            { type: 'DeleteNode', data: { at: this.now() } },
-            await this.context(op, uuidFrom(op.operationId, 'delete', node.nodeId)),
+          await this.commands.execute(
+            new DeleteNode(
+              node.nodeId,
+              { at: this.now() },
+              await this.context(op, uuidFrom(op.operationId, 'delete', node.nodeId)),
+            ),
           );
         } catch (error) {
           if (!(error instanceof DomainError && error.code === 'node_busy')) throw error;
@@ -474,18 +478,17 @@ export class OperationsSaga {
     nodes: ReadonlyArray<{ nodeId: string; hostname: string }>,
   ): Promise<void> {
     for (const node of nodes) {
-      await this.nodeCommands.execute(
-        node.nodeId,
-        {
-          type: 'RequestNodeRemoval',
-          data: {
+      await this.commands.execute(
+        new RequestNodeRemoval(
+          node.nodeId,
+          {
             operationId: op.operationId,
             poolId: op.poolId!,
             until: op.deadlineAt,
             at: this.now(),
           },
-        },
-        await this.context(op, uuidFrom(op.operationId, 'removal', node.nodeId)),
+          await this.context(op, uuidFrom(op.operationId, 'removal', node.nodeId)),
+        ),
       );
     }
   }
@@ -505,7 +508,7 @@ export class OperationsSaga {
     }
     if (op.chosen === null) {
       await this.started(op, 'choose_nodes');
-      const members = await this.pools.members(op.poolId!);
+      const members = await this.queries.execute(new ListPoolMembers(op.poolId!));
       const old = members.filter(
         (m) => m.capacity.cpu !== to.cpu || m.capacity.memoryGiB !== to.memoryGiB,
       );
@@ -552,11 +555,12 @@ export class OperationsSaga {
       }
     }
     await this.started(op, 'update_spec');
-    await this.pipeline.handle(
-      poolAggregate,
-      poolStreamId(op.poolId!),
-      { type: 'ChangePoolSpec', data: { ...to, at: this.now() } },
-      await this.context(op, uuidFrom(op.operationId, 'spec')),
+    await this.commands.execute(
+      new ChangePoolSpec(
+        op.poolId!,
+        { ...to, at: this.now() },
+        await this.context(op, uuidFrom(op.operationId, 'spec')),
+      ),
     );
     await this.complete(op, 'update_spec', `${to.cpu} vCPU / ${to.memoryGiB} GiB`);
     await this.command(op, { type: 'SucceedOperation', data: { at: this.now() } });
@@ -620,11 +624,12 @@ export class OperationsSaga {
       );
       // A crash between locking the pool and opening the operation: nothing runs, so unlock.
       if (state.status !== 'absent') continue;
-      await this.pipeline.handle(
-        poolAggregate,
-        poolStreamId(pool.poolId),
-        { type: 'EndPoolOperation', data: { operationId, at: this.now() } },
-        systemContext(uuidFrom(operationId, 'orphaned'), { correlationId: operationId }),
+      await this.commands.execute(
+        new EndPoolOperation(
+          pool.poolId,
+          { operationId, at: this.now() },
+          systemContext(uuidFrom(operationId, 'orphaned'), { correlationId: operationId }),
+        ),
       );
     }
     if (open.length) this.logger.log(`re-armed ${open.length} operation(s)`);

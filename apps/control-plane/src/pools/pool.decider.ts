@@ -136,6 +136,16 @@ export const decidePool = (command: PoolCommand, state: PoolState): PoolEvent[] 
   }
 };
 
+/**
+ * Whether beginning the operation changes the pool as read (false: a replay of the same
+ * request); throws the pool's refusal. Lets an operation be refused before anything is
+ * appended anywhere, on the pool as read in its turn.
+ */
+export const beginsOperation = (
+  data: Extract<PoolCommand, { type: 'BeginPoolOperation' }>['data'],
+  pool: PoolState,
+): boolean => decidePool({ type: 'BeginPoolOperation', data }, pool).length > 0;
+
 export const evolvePool = (state: PoolState, event: PoolEvent): PoolState => {
   switch (event.type) {
     case 'NodePoolCreated': {

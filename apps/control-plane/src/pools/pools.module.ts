@@ -5,13 +5,14 @@ import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
+import { POOL_HANDLERS } from './pools.handlers';
 import { nodePoolsProjection } from './pools.projection';
 import { PoolsService } from './pools.service';
 
 @Module({
   imports: [NodesModule],
   controllers: [PoolsController],
-  providers: [PoolsService],
+  providers: [PoolsService, ...POOL_HANDLERS],
   exports: [PoolsService],
 })
 export class PoolsModule implements OnModuleInit {

@@ -1,4 +1,4 @@
-import { PoolDefinition } from '../pools/pool.events';
+import { PoolDefinition } from '../pools';
 
 export type CreateNodesRequest = {
   readonly operationId: string;

@@ -11,7 +11,7 @@ import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port'
 import { CommandContext, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { nodeCodec, NODES_PROJECTION } from '../nodes';
-import { poolCodec } from '../pools/pool.events';
+import { poolCodec } from '../pools';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';
 import { POOL_ACCESS, PoolAccess } from './pool-access';

@@ -8,12 +8,13 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { HeartbeatModule } from '../nodes';
 import { PlacementIndex } from './placement-index';
 import { PlacementService } from './placement.service';
-import { PoolAccessRule } from '../pools/pool-access.rule';
+import { PoolAccessRule } from '../pools';
 import { POOL_ACCESS } from './pool-access';
 import { SessionProcessReactor } from './session-process.reactor';
 import { SessionQueueService } from './session-queue.service';
 import { sessionCodec } from './session.events';
 import { SessionsController } from './sessions.controller';
+import { SESSION_HANDLERS } from './sessions.handlers';
 import { sessionsProjection } from './sessions.projection';
 import { SessionsService } from './sessions.service';
 
@@ -27,6 +28,7 @@ import { SessionsService } from './sessions.service';
     SessionsService,
     SessionProcessReactor,
     SessionQueueService,
+    ...SESSION_HANDLERS,
   ],
   exports: [PlacementService, SessionsService, SessionQueueService],
 })
