@@ -8,7 +8,7 @@ import {
   asLogPosition,
 } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, systemContext, newId } from '../../../../libs/kernel/src';
+import { CommandContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { nodeCodec } from '../nodes/node.events';
 import { NODES_PROJECTION } from '../nodes/nodes.commands';
@@ -19,16 +19,23 @@ import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { sessionAggregate } from './session.decider';
 import { sessionCodec, sessionStreamId } from './session.events';
 import { stepCommandId } from './step-ids';
-import { QueuedBy, SESSIONS, SessionDoc, queuedByOf } from './sessions.projection';
+import {
+  SAFETY_TICK_MS,
+  queueWorkflow,
+  queuedByIn,
+  queuedSessionContext,
+  stillWaiting,
+} from './session-queue.workflow';
+import { QueuedBy, SESSIONS, SessionDoc } from './sessions.projection';
 import { SESSIONS_PROJECTION } from './sessions.service';
 
 export const QUEUE_TICK = 'session-queue-tick';
 const TICK_JOB = 'tick';
 const SAFETY_JOB = `${TICK_JOB}-safety`;
-/** The safety net: while anything waits, the queue is looked at again this often. */
-export const SAFETY_TICK_MS = 5000;
 
 /** Node events after which a waiting session may fit. */
+export { SAFETY_TICK_MS };
+
 const FREES_CAPACITY = new Set([
   'NodeCapacityReleased',
   'NodeUncordoned',
@@ -40,73 +47,8 @@ const FREES_CAPACITY = new Set([
   'NodeDrainEnded',
 ]);
 
-type Waiting = Pick<SessionDoc, 'demand' | 'poolId' | 'owner'>;
-
 /** A pass asked for by an event: the read models it reads must show that event first. */
 type TickJob = { position?: number };
-
-/**
- * The context of the pass's commands for one waiting session: a system command caused by the
- * event that queued the session, in that request's correlation (as a reactor's command is), so
- * an auditor follows a placement from the queue back to the request (or drain) that queued it.
- * Not the event that freed the capacity: kicks are coalesced into one pass, and the safety pass
- * has none. Without a queuing event (none in the log): a chain of the command's own.
- */
-export const queuedSessionContext = (
-  passCommandId: string,
-  sessionId: string,
-  queuedBy: QueuedBy | null,
-  now: Date,
-): CommandContext =>
-  systemContext(stepCommandId(passCommandId, sessionId), {
-    now,
-    ...(queuedBy && {
-      cause: { eventId: queuedBy.eventId, metadata: { correlationId: queuedBy.correlationId } },
-    }),
-  });
-
-/** The event that last put a session in the queue, from its stream (oldest first). */
-export const queuedByIn = (stream: readonly StoredEvent[]): QueuedBy | null => {
-  for (let i = stream.length - 1; i >= 0; i--) {
-    const type = sessionCodec.decode(stream[i].type, stream[i].data)?.type;
-    if (type === 'SessionRequested' || type === 'SessionResumeRequested')
-      return queuedByOf(stream[i]);
-  }
-  return null;
-};
-
-/**
- * The queue pass's memory of misses: a session cannot fit where a demand no larger, of the
- * same kind and model, for the same pool and owner, already did not. Pool and owner are part
- * of it (a miss for another pool, or for an owner a restricted pool refuses, says nothing of
- * the nodes this session may use), and a CPU demand is no larger only in vCPUs and memory both.
- */
-export class QueueMisses {
-  private readonly byKey = new Map<string, Array<readonly [number, number]>>();
-
-  /** Whether an earlier miss rules this session out without trying it. */
-  covers(s: Waiting): boolean {
-    const [units, memory] = QueueMisses.size(s);
-    return (this.byKey.get(QueueMisses.key(s)) ?? []).some(([u, m]) => u <= units && m <= memory);
-  }
-
-  missed(s: Waiting): void {
-    const key = QueueMisses.key(s);
-    const [units, memory] = QueueMisses.size(s);
-    // Only the smallest misses are kept: one that another covers adds nothing.
-    const kept = (this.byKey.get(key) ?? []).filter(([u, m]) => u < units || m < memory);
-    this.byKey.set(key, [...kept, [units, memory]]);
-  }
-
-  private static key(s: Waiting): string {
-    const kind = s.demand.kind === 'gpu' ? `gpu:${s.demand.gpuModel}` : 'cpu';
-    return JSON.stringify([kind, s.poolId, s.owner]);
-  }
-
-  private static size({ demand: d }: Waiting): readonly [number, number] {
-    return d.kind === 'gpu' ? [d.gpuCount, 0] : [d.cpu, d.memoryGiB];
-  }
-}
 
 /**
  * The resumption queue. Event-driven (capacity freed → a tick job due now, one id so a burst
@@ -227,30 +169,38 @@ export class SessionQueueService {
     const queued = await this.queued();
     const passId = newId();
     const now = new Date();
-    const misses = new QueueMisses();
+    let pass = queueWorkflow.evolve(queueWorkflow.initialState(), {
+      type: 'PassStarted',
+      data: { passId, at: now.toISOString() },
+    });
     const poolGone = new Map<string, Promise<boolean>>();
-    let waiting = 0;
     const contextFor = async (s: SessionDoc) =>
       queuedSessionContext(passId, s.sessionId, await this.queuedBy(s), now);
     for (const s of queued) {
+      let gone = false;
       if (s.poolId !== null) {
         const known = poolGone.get(s.poolId) ?? this.pools.gone(s.poolId);
         poolGone.set(s.poolId, known);
-        if (await known) {
-          await this.endPinnedToGonePool(s.sessionId, await contextFor(s));
-          continue;
-        }
+        gone = await known;
       }
-      if (misses.covers(s)) {
-        waiting++;
-        continue;
-      }
-      const state = await this.placement.tryPlace(s.sessionId, await contextFor(s));
-      if (state.status === 'queued') {
-        waiting++;
-        misses.missed(s);
+      const reached = { type: 'SessionReached' as const, data: { session: s, poolGone: gone } };
+      const [next] = queueWorkflow.decide(reached, pass);
+      pass = queueWorkflow.evolve(pass, reached);
+      if (next?.type === 'EndPinnedSession') {
+        await this.endPinnedToGonePool(s.sessionId, await contextFor(s));
+        pass = queueWorkflow.evolve(pass, {
+          type: 'PinnedSessionEnded',
+          data: { sessionId: s.sessionId },
+        });
+      } else if (next?.type === 'TryPlacement') {
+        const state = await this.placement.tryPlace(s.sessionId, await contextFor(s));
+        pass = queueWorkflow.evolve(pass, {
+          type: 'PlacementTried',
+          data: { session: s, placed: state.status !== 'queued' },
+        });
       }
     }
+    const waiting = stillWaiting(pass);
     if (queued.length > 0)
       this.logger.debug(`queue pass: ${queued.length - waiting} placed, ${waiting} waiting`);
     return waiting;
