@@ -6,6 +6,7 @@ import {
   assertNever,
   systemContext,
 } from '../../../../libs/kernel/src';
+import type { SessionCommand } from './session.decider';
 import { sessionCodec } from './session.events';
 import { stepCommandId } from './step-ids';
 import { QueuedBy, SessionDoc, queuedByOf } from './sessions.projection';
@@ -40,7 +41,10 @@ export type QueuedSession = Pick<SessionDoc, 'sessionId' | 'demand' | 'poolId' |
   readonly queuedBy?: QueuedBy | null;
 };
 
-/** How the create request placing a session in this process ended (`unknown`: no longer found). */
+/**
+ * How the create request placing a session in this process ended: `placed` (or otherwise no
+ * longer queued), left `queued`, `failed` (it threw), or `unknown` (no longer found in flight).
+ */
 export type CreatePlacementOutcome = 'placed' | 'queued' | 'failed' | 'unknown';
 
 export type QueueInput =
@@ -71,6 +75,7 @@ export type QueueInput =
 
 /** A placement or termination by the pass, in its context (see queuedSessionContext). */
 type PassStep = { session: QueuedSession; passId: string; at: string };
+type TerminateSession = Extract<SessionCommand, { type: 'TerminateSession' }>;
 
 export type QueueOutput =
   /** The tick job due at `runAt`, carrying the position its pass must first see applied. */
@@ -85,8 +90,7 @@ export type QueueOutput =
   | Message<'CatchUpReadModels', { position: number }>
   | Message<'PassOverQueue', Record<string, never>>
   | Message<'TryPlacement', PassStep>
-  /** Terminate (`admin_force`) a session pinned to a deleted pool. */
-  | Message<'EndPinnedSession', PassStep>;
+  | Message<'EndPinnedSession', PassStep & { command: TerminateSession }>;
 
 type Size = readonly [number, number];
 
@@ -160,7 +164,16 @@ const onSessionReached = (
 ): QueueOutput[] => {
   if (state.passId === null || state.at === null) return [];
   const step = { session, passId: state.passId, at: state.at };
-  if (poolGone) return [{ type: 'EndPinnedSession', data: step }];
+  // A session pinned to a deleted pool can never run (no node joins a deleted pool): it is
+  // terminated as by an admin (deleting the pool was the admin's act). Queued, it holds no
+  // cards and no bill is open; one running when the pool went was paused by the pool's drain.
+  if (poolGone) {
+    const command: TerminateSession = {
+      type: 'TerminateSession',
+      data: { reason: 'admin_force', at: state.at },
+    };
+    return [{ type: 'EndPinnedSession', data: { ...step, command } }];
+  }
   if (missCovers(state, session)) return [];
   return [{ type: 'TryPlacement', data: step }];
 };

@@ -179,7 +179,15 @@ describe('the session queue workflow', () => {
       const pinned = gpu(1, 'p');
       given(started, ...missed(gpu(1, 'p')))
         .when(reached(pinned, true))
-        .then({ type: 'EndPinnedSession', data: { session: pinned, passId: PASS, at: AT } });
+        .then({
+          type: 'EndPinnedSession',
+          data: {
+            session: pinned,
+            passId: PASS,
+            at: AT,
+            command: { type: 'TerminateSession', data: { reason: 'admin_force', at: AT } },
+          },
+        });
     });
 
     it('decides nothing outside a pass', () => {
