@@ -13,7 +13,7 @@ import {
   OPERATION_DEADLINE_QUEUE,
   OPERATION_STEP_QUEUE,
 } from '../../apps/control-plane/src/operations/operations.saga';
-import { QUEUE_TICK } from '../../apps/control-plane/src/sessions/session-queue.service';
+import { QUEUE_TICK } from '../../apps/control-plane/src/sessions/session-queue.saga';
 import { operationsOf } from '../../apps/control-plane/src/platform/openapi/operations';
 import { EVENT_STORE, READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';

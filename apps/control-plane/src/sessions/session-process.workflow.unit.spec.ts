@@ -1,4 +1,5 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
+import { workflowSpec } from '../../../../libs/kernel/testing/workflow-spec';
 import { Allocation } from '../nodes/node.events';
 import { Step, placement, sessionEvent } from '../../../../test/support/session-events';
 import { NodeState } from '../nodes/node.events';
@@ -85,11 +86,15 @@ describe('a node offline, for a session holding cards on it', () => {
 });
 
 describe('the placement process workflow', () => {
-  const given = (input: SessionProcessInput) => ({
-    then: (...outputs: SessionProcessOutput[]) =>
-      expect(sessionProcessWorkflow.decide(input, null)).toEqual(outputs),
-    thenNothing: () => expect(sessionProcessWorkflow.decide(input, null)).toEqual([]),
-  });
+  const spec = workflowSpec(sessionProcessWorkflow);
+  /** Stateless: every decision is made from the streams its input carries. */
+  const given = (input: SessionProcessInput) => {
+    const decided = spec.givenState(null).when(input);
+    return {
+      then: (...outputs: SessionProcessOutput[]) => decided.then(outputs),
+      thenNothing: decided.thenNothing,
+    };
+  };
   const session = (...steps: Step[]): SessionState =>
     steps.map((step) => sessionEvent('s1', step)).reduce(evolveSession, initialSessionState());
   const T = '2026-12-05T19:00:00.000Z';

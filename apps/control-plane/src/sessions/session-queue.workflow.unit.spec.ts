@@ -1,3 +1,4 @@
+import { workflowSpec } from '../../../../libs/kernel/testing/workflow-spec';
 import {
   QueueInput,
   QueueOutput,
@@ -6,17 +7,17 @@ import {
   queueWorkflow,
 } from './session-queue.workflow';
 
-/** given(inputs seen).when(input).then(outputs): the workflow folds what it saw, then decides. */
-const given = (...seen: QueueInput[]) => {
-  const state = seen.reduce(queueWorkflow.evolve, queueWorkflow.initialState());
-  return {
-    when: (input: QueueInput) => ({
-      then: (...outputs: QueueOutput[]) =>
-        expect(queueWorkflow.decide(input, state)).toEqual(outputs),
-      thenNothing: () => expect(queueWorkflow.decide(input, state)).toEqual([]),
-    }),
-  };
-};
+const spec = workflowSpec(queueWorkflow);
+/** given(...inputs seen).when(input).then(...outputs): the workflow folds what it saw, then decides. */
+const given = (...seen: QueueInput[]) => ({
+  when: (input: QueueInput) => {
+    const decided = spec.given(seen).when(input);
+    return {
+      then: (...outputs: QueueOutput[]) => decided.then(outputs),
+      thenNothing: decided.thenNothing,
+    };
+  },
+});
 
 const AT = '2026-12-02T10:00:00.000Z';
 const NOW = Date.parse(AT);
