@@ -119,7 +119,7 @@ const sizeOf = ({ demand: d }: QueuedSession): Size =>
   d.kind === 'gpu' ? [d.gpuCount, 0] : [d.cpu, d.memoryGiB];
 
 /** Whether an earlier miss of the pass rules this session out without trying it. */
-export const missCovers = (state: QueueState, s: QueuedSession): boolean => {
+const missCovers = (state: QueueState, s: QueuedSession): boolean => {
   const [units, memory] = sizeOf(s);
   return (state.misses[missKey(s)] ?? []).some(([u, m]) => u <= units && m <= memory);
 };
