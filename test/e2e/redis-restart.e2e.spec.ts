@@ -230,7 +230,7 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
     // The cordon made during the outage could not be shown applied while no report could be
     // recorded: its CORDON_SYNC_SEC runs from Redis's return, not from the cordon.
     const overdue = await eventually(async () => {
-      const found = (await events('NodeCordonSyncOverdue')).find(
+      const found = (await events('NodeCordonSyncWentOverdue')).find(
         (e) => e.streamId === `node-${quiet}`,
       );
       return found ?? null;

@@ -33,7 +33,7 @@ const UNSYNCED: Filter = { cordonSynced: false };
  * The cordon-sync deadline saga. Each cordon or uncordon schedules one job (id = nodeId, so a
  * newer change replaces the older deadline) at the change time + cordonSyncSec. When it fires
  * it re-reads the node and, if Kubernetes still shows the other state, issues
- * FlagCordonSyncOverdue; the decider appends NodeCordonSyncOverdue at most once per change.
+ * FlagCordonSyncOverdue; the decider appends NodeCordonSyncWentOverdue at most once per change.
  * Jobs are hints: at start a reconciler re-arms the deadlines of unsynced, unflagged nodes.
  */
 @Injectable()
