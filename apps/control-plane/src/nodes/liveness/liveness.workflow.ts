@@ -1,18 +1,11 @@
 import { Message, Workflow, assertNever, uuidFrom } from '../../../../../libs/kernel/src';
-import {
-  ClusterLivenessCommand,
-  ClusterLivenessState,
-  GuardNode,
-  isMassFailure,
-  weighSilence,
-} from '../../clusters/cluster-liveness.decider';
 import { NodeEvent, isBeingRemoved } from '../node.events';
 
 /**
  * A node's liveness as a workflow (pure): one offline timer per online node at its last
  * sighting + NODE_STALE_SEC; reports never touch it. When it fires, the node is re-armed if it
- * reported since, held if the mass-failure guard holds its cluster, else timed out. Times are
- * epoch ms, as the heartbeat store and the job queue keep them.
+ * reported since, held if the mass-failure guard holds its cluster (cluster-guard.ts), else
+ * timed out. Times are epoch ms, as the heartbeat store and the job queue keep them.
  */
 
 /** The event that made a timer fire at once: the offline it leads to joins its request. */
@@ -139,164 +132,95 @@ const heartbeatRead = (state: LivenessState, seenAt: number | null, at: number):
 
 export type LivenessConfig = { readonly staleSec: number };
 
-export const livenessWorkflow = ({
-  staleSec,
-}: LivenessConfig): Workflow<LivenessInput, LivenessOutput, LivenessState> => {
-  const staleMs = staleSec * 1000;
-  const schedule = (nodeId: string, runAt: number): LivenessOutput[] => [
-    { type: 'ScheduleOfflineTimeout', data: { nodeId, runAt } },
-  ];
-  const timeOut = (
-    nodeId: string,
-    lastSeenAt: number,
-    at: number,
-    cause: TimeoutCause | null,
-  ): LivenessOutput[] => [
-    {
-      type: 'TimeOutNodeHeartbeat',
-      data: {
-        nodeId,
-        commandId: uuidFrom('heartbeat-timeout', nodeId, String(lastSeenAt)),
-        lastSeenAt: new Date(lastSeenAt).toISOString(),
-        staleSec,
-        at: new Date(at).toISOString(),
-        cause,
-      },
-    },
-  ];
-  return {
-    initialState: () => INITIAL,
-    evolve: (state, input) => {
-      switch (input.type) {
-        case 'NodeWentOffline':
-        case 'NodeDeleted':
-          return INITIAL;
-        case 'OfflineTimeoutFired':
-          return input.data.node
-            ? heartbeatRead(state, input.data.heartbeatSeenAt, input.data.at)
-            : state;
-        case 'HeartbeatRead':
-          return heartbeatRead(state, input.data.seenAt, input.data.at);
-        default:
-          return state;
-      }
-    },
-    decide: (input, state) => {
-      switch (input.type) {
-        case 'NodeRegistered': {
-          const { nodeId, kubeletReady, registeredAt } = input.data;
-          return kubeletReady ? schedule(nodeId, Date.parse(registeredAt) + staleMs) : [];
-        }
-        case 'NodeCameOnline':
-          return schedule(input.data.nodeId, Date.parse(input.data.at) + staleMs);
-        case 'NodeWentOffline':
-          // Timed out: the timer that did it is running and ends by itself (a running job
-          // cannot be removed). Any other leftover finds the node offline and does nothing.
-          if (input.data.reason === 'heartbeat_timeout') return [];
-          return [{ type: 'CancelOfflineTimeout', data: { nodeId: input.data.nodeId } }];
-        case 'NodeDeleted':
-          return [{ type: 'CancelOfflineTimeout', data: { nodeId: input.data.nodeId } }];
-        case 'NodeOutageConfirmed': {
-          const { nodeId, cause, at } = input.data;
-          return [{ type: 'CheckSilenceNow', data: { nodeId, runAt: at, cause } }];
-        }
-        case 'OfflineTimeoutFired': {
-          const { nodeId, held, cause, at } = input.data;
-          const silence = weighNodeSilence(input.data, state, staleMs);
-          if (silence.kind === 'none') return [];
-          if (silence.kind === 'reported') return schedule(nodeId, silence.rearmAt);
-          // Held, not offline: checked again after another window.
-          if (held && !silence.removing) return schedule(nodeId, at + staleMs);
-          return timeOut(nodeId, silence.lastSeenAt, at, cause);
-        }
-        case 'HeartbeatRead':
-          return [];
-        case 'OfflineTimeoutLost': {
-          const { nodeId, online, at } = input.data;
-          return online ? schedule(nodeId, at) : [];
-        }
-        default:
-          return assertNever(input, 'liveness input');
-      }
-    },
-  };
-};
-
-/** An online node of a cluster as the guard weighs it (see `lastSeen`, `silentSince`). */
-export type WeighedNode = GuardNode & {
-  readonly nodeId: string;
-  readonly hostname: string;
-  /** Its last sighting on record (`lastSeen(...).proof`). */
-  readonly lastSeenAt: number;
-};
-
-export type GuardConfig = {
-  readonly staleMs: number;
-  readonly massFailureRatio: number;
-  readonly massFailureMinNodes: number;
-};
-
-export type ClusterVerdict = {
-  /** Whether a due node of the cluster is held rather than taken offline. */
-  readonly holds: (nodeId: string) => boolean;
-  /** The stall to mark on the cluster stream, when these nodes fell silent together. */
-  readonly stall: {
-    readonly commandId: string;
-    readonly command: Extract<ClusterLivenessCommand, { type: 'MarkClusterReportsStalled' }>;
-  } | null;
-  readonly staleNodes: number;
-  readonly judgedNodes: number;
-};
-
-/**
- * The mass-failure guard for one cluster: which of its due nodes are held, and whether a stall
- * begins. `revision`: the cluster stream's, so that one stall is marked once however many
- * replicas notice it.
- */
-export const weighCluster = (
-  clusterId: string,
-  nodes: readonly WeighedNode[],
-  cluster: { readonly state: ClusterLivenessState; readonly revision: number | null },
-  at: number,
-  config: GuardConfig,
-): ClusterVerdict => {
-  const { state } = cluster;
-  const confirmed =
-    state.status === 'reporting' && state.outageConfirmedAt
-      ? Date.parse(state.outageConfirmedAt)
-      : null;
-  // Silence an admin confirmed as an outage is not held again, and nodes a pool operation
-  // is removing are expected to fall silent: both left out (see weighSilence).
-  const { judged, stale } = weighSilence(nodes, at, config.staleMs, confirmed);
-  const massFailure = (count: number) =>
-    isMassFailure(count, judged.length, config.massFailureRatio, config.massFailureMinNodes);
-  const counts = { staleNodes: stale.length, judgedNodes: judged.length };
-  if (state.status === 'stalled') {
-    // The stall holds the nodes that fell silent together, not every node that falls silent
-    // while it lasts: one that stops later, while others report, is a node's own failure and
-    // goes offline, unless the nodes not held stop together in numbers of their own.
-    const held = state.held;
-    const again = massFailure(stale.filter((n) => !held.has(n.nodeId)).length);
-    return { holds: (nodeId) => again || held.has(nodeId), stall: null, ...counts };
+/** What the node's runs keep: a lost heartbeat's grace starts the first time it is missed. */
+export const evolveLiveness = (state: LivenessState, input: LivenessInput): LivenessState => {
+  switch (input.type) {
+    case 'NodeWentOffline':
+    case 'NodeDeleted':
+      return INITIAL;
+    case 'OfflineTimeoutFired':
+      return input.data.node
+        ? heartbeatRead(state, input.data.heartbeatSeenAt, input.data.at)
+        : state;
+    case 'HeartbeatRead':
+      return heartbeatRead(state, input.data.seenAt, input.data.at);
+    default:
+      return state;
   }
-  if (!massFailure(stale.length)) return { holds: () => false, stall: null, ...counts };
-  // The latest real report among them, not a restarted clock (see `silentSince`).
-  const lastSeenAt = stale.reduce((m, n) => Math.max(m, n.lastSeenAt), 0);
-  return {
-    holds: () => true,
-    stall: {
-      commandId: uuidFrom('cluster-stalled', clusterId, String(cluster.revision ?? -1)),
-      command: {
-        type: 'MarkClusterReportsStalled',
-        data: {
-          clusterId,
-          staleNodes: stale.map((n) => ({ nodeId: n.nodeId, hostname: n.hostname })),
-          onlineNodes: judged.length,
-          lastSeenAt: lastSeenAt ? new Date(lastSeenAt).toISOString() : null,
-          at: new Date(at).toISOString(),
-        },
-      },
-    },
-    ...counts,
-  };
 };
+
+const schedule = (nodeId: string, runAt: number): LivenessOutput[] => [
+  { type: 'ScheduleOfflineTimeout', data: { nodeId, runAt } },
+];
+
+const timeOut = (
+  { staleSec }: LivenessConfig,
+  nodeId: string,
+  lastSeenAt: number,
+  at: number,
+  cause: TimeoutCause | null,
+): LivenessOutput[] => [
+  {
+    type: 'TimeOutNodeHeartbeat',
+    data: {
+      nodeId,
+      commandId: uuidFrom('heartbeat-timeout', nodeId, String(lastSeenAt)),
+      lastSeenAt: new Date(lastSeenAt).toISOString(),
+      staleSec,
+      at: new Date(at).toISOString(),
+      cause,
+    },
+  },
+];
+
+export const decideLiveness = (
+  config: LivenessConfig,
+  input: LivenessInput,
+  state: LivenessState,
+): LivenessOutput[] => {
+  const staleMs = config.staleSec * 1000;
+  switch (input.type) {
+    case 'NodeRegistered': {
+      const { nodeId, kubeletReady, registeredAt } = input.data;
+      return kubeletReady ? schedule(nodeId, Date.parse(registeredAt) + staleMs) : [];
+    }
+    case 'NodeCameOnline':
+      return schedule(input.data.nodeId, Date.parse(input.data.at) + staleMs);
+    case 'NodeWentOffline':
+      // Timed out: the timer that did it is running and ends by itself (a running job
+      // cannot be removed). Any other leftover finds the node offline and does nothing.
+      if (input.data.reason === 'heartbeat_timeout') return [];
+      return [{ type: 'CancelOfflineTimeout', data: { nodeId: input.data.nodeId } }];
+    case 'NodeDeleted':
+      return [{ type: 'CancelOfflineTimeout', data: { nodeId: input.data.nodeId } }];
+    case 'NodeOutageConfirmed': {
+      const { nodeId, cause, at } = input.data;
+      return [{ type: 'CheckSilenceNow', data: { nodeId, runAt: at, cause } }];
+    }
+    case 'OfflineTimeoutFired': {
+      const { nodeId, held, cause, at } = input.data;
+      const silence = weighNodeSilence(input.data, state, staleMs);
+      if (silence.kind === 'none') return [];
+      if (silence.kind === 'reported') return schedule(nodeId, silence.rearmAt);
+      // Held, not offline: checked again after another window.
+      if (held && !silence.removing) return schedule(nodeId, at + staleMs);
+      return timeOut(config, nodeId, silence.lastSeenAt, at, cause);
+    }
+    case 'HeartbeatRead':
+      return [];
+    case 'OfflineTimeoutLost': {
+      const { nodeId, online, at } = input.data;
+      return online ? schedule(nodeId, at) : [];
+    }
+    default:
+      return assertNever(input, 'liveness input');
+  }
+};
+
+export const livenessWorkflow = (
+  config: LivenessConfig,
+): Workflow<LivenessInput, LivenessOutput, LivenessState> => ({
+  initialState: () => INITIAL,
+  evolve: evolveLiveness,
+  decide: (input, state) => decideLiveness(config, input, state),
+});
