@@ -7,8 +7,8 @@ import { CommandContext, EventCodec } from '../../libs/kernel/src';
 import { EventStore } from '../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../libs/readmodels/src/port';
 import { DRAIN_STEP_QUEUE } from '../../apps/control-plane/src/drains/drain.saga';
-import { OFFLINE_TIMEOUT_QUEUE } from '../../apps/control-plane/src/nodes/liveness.service';
-import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
+import { OFFLINE_TIMEOUT_QUEUE } from '../../apps/control-plane/src/nodes/liveness/liveness.saga';
+import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.saga';
 import {
   OPERATION_DEADLINE_QUEUE,
   OPERATION_STEP_QUEUE,
