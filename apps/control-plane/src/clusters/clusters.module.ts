@@ -12,7 +12,6 @@ import { ClustersService } from './clusters.service';
 @Module({
   controllers: [ClustersController],
   providers: [ClustersService, ...CLUSTER_HANDLERS],
-  exports: [ClustersService],
 })
 export class ClustersModule implements OnModuleInit {
   constructor(

@@ -9,6 +9,7 @@ export {
 export { ClusterState } from './cluster.decider';
 export { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 export {
+  ClusterLivenessCommand,
   ClusterLivenessState,
   GuardNode,
   StaleCandidate,

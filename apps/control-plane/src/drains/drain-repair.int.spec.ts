@@ -1,3 +1,4 @@
+import { systemClock } from '../../../../libs/kernel/src';
 import { InProcessJobs } from '../../../../libs/jobs/src';
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src/embedded-read-model-store';
 import { DRAIN_STEP_QUEUE, DrainSaga } from './drain.saga';
@@ -34,6 +35,7 @@ describe('drain saga repair (jobs lost while running)', () => {
       null as never,
       jobs,
       readModels,
+      systemClock,
       null as never,
       null as never,
     );

@@ -440,7 +440,7 @@ export const decideNode = (command: NodeCommand, state: NodeState): NodeEvent[] 
       if (state.observedUnschedulable === desired) return [];
       return [
         {
-          type: 'NodeCordonSyncOverdue',
+          type: 'NodeCordonSyncWentOverdue',
           data: {
             nodeId: state.nodeId,
             clusterId: state.clusterId,

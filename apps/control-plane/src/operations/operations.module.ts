@@ -18,7 +18,6 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
   imports: [ProvisionerModule],
   controllers: [OperationsController],
   providers: [OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
-  exports: [OperationsService],
 })
 export class OperationsModule implements OnModuleInit {
   constructor(

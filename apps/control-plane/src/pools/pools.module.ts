@@ -13,7 +13,6 @@ import { PoolsService } from './pools.service';
   imports: [NodesModule],
   controllers: [PoolsController],
   providers: [PoolsService, ...POOL_HANDLERS],
-  exports: [PoolsService],
 })
 export class PoolsModule implements OnModuleInit {
   constructor(

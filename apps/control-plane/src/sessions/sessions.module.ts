@@ -11,7 +11,7 @@ import { PlacementService } from './placement.service';
 import { PoolAccessRule } from '../pools';
 import { POOL_ACCESS } from './pool-access';
 import { SessionProcessReactor } from './session-process.reactor';
-import { SessionQueueService } from './session-queue.service';
+import { SessionQueueSaga } from './session-queue.saga';
 import { sessionCodec } from './session.events';
 import { SessionsController } from './sessions.controller';
 import { SESSION_HANDLERS } from './sessions.handlers';
@@ -27,17 +27,16 @@ import { SessionsService } from './sessions.service';
     PlacementService,
     SessionsService,
     SessionProcessReactor,
-    SessionQueueService,
+    SessionQueueSaga,
     ...SESSION_HANDLERS,
   ],
-  exports: [PlacementService, SessionsService, SessionQueueService],
 })
 export class SessionsModule implements OnModuleInit {
   constructor(
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(SessionProcessReactor) private readonly process: SessionProcessReactor,
-    @Inject(SessionQueueService) private readonly queue: SessionQueueService,
+    @Inject(SessionQueueSaga) private readonly queue: SessionQueueSaga,
     @Inject(Runtime) private readonly runtime: Runtime,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
