@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { sliceBoundaries } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
@@ -31,4 +32,6 @@ export default tseslint.config(
       ],
     },
   },
+  // Slices import each other only through their faces, and no layer imports a higher one.
+  ...sliceBoundaries,
 );
