@@ -1,4 +1,4 @@
-import { ClusterEvent, ClusterStatus } from '../cluster.events';
+import { ClusterEvent, ClusterStatus } from '../../apps/control-plane/src/clusters';
 
 /** Events of cluster c1 for the cluster specs, all at one time. */
 export const at = '2026-12-02T10:00:00.000Z';
