@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
-const SRC = path.resolve(__dirname, '../../apps/control-plane/src');
+const ROOT = path.resolve(__dirname, '../..');
+const SRC = path.join(ROOT, 'apps/control-plane/src');
 
 const sources = (dir: string): string[] =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -39,6 +40,20 @@ const runtimeImports = (files: readonly string[]): Map<string, string[]> =>
       return [file, deps];
     }),
   );
+
+/** Every file `file` loads, itself included. */
+const closure = (graph: Map<string, string[]>, file: string): Set<string> => {
+  const seen = new Set([file]);
+  const todo = [file];
+  while (todo.length > 0) {
+    for (const dep of graph.get(todo.pop()!) ?? []) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      todo.push(dep);
+    }
+  }
+  return seen;
+};
 
 /** The files on a cycle of `graph` (strongly connected components of more than one file). */
 const cycles = (graph: Map<string, string[]>): string[][] => {
@@ -93,5 +108,27 @@ describe("the control plane's files, as they load at run time", () => {
       [service, [face]],
     ]);
     expect(cycles(graph)).toEqual([['clusters/clusters.service.ts', 'clusters/index.ts']]);
+  });
+});
+
+/*
+ * Mutation testing reruns a mutated file's unit specs for every mutant: a domain file that
+ * loaded a slice's face would load its Nest module, controllers and their libraries each time
+ * (about half a second a spec file).
+ */
+describe('the domain files mutation testing mutates', () => {
+  it("load no slice's face, module or controller", () => {
+    const graph = runtimeImports(sources(SRC));
+    const { mutate } = JSON.parse(fs.readFileSync(path.join(ROOT, 'stryker.config.json'), 'utf8'));
+    const mutated = (mutate as string[])
+      .map((file) => path.join(ROOT, file))
+      .filter((file) => file.startsWith(SRC));
+    expect(mutated.length).toBeGreaterThan(10);
+    const heavy = mutated.flatMap((file) =>
+      [...closure(graph, file)]
+        .filter((dep) => /(index|\.module|\.controller)\.ts$/.test(dep))
+        .map((dep) => `${path.relative(SRC, file)} loads ${path.relative(SRC, dep)}`),
+    );
+    expect(heavy).toEqual([]);
   });
 });

@@ -8,15 +8,7 @@ export {
 } from './cluster.events';
 export { ClusterState } from './cluster.decider';
 export { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
-export {
-  ClusterLivenessCommand,
-  ClusterLivenessState,
-  GuardNode,
-  StaleCandidate,
-  isBeingRemoved,
-  isMassFailure,
-  weighSilence,
-} from './cluster-liveness.decider';
+export { ClusterLivenessCommand, ClusterLivenessState } from './cluster-liveness.decider';
 export { CLUSTERS, ClusterDoc } from './clusters.projection';
 export { CLUSTERS_PROJECTION } from './clusters.service';
 export { OperationAccepted } from './clusters.dto';

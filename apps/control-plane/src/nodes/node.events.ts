@@ -214,8 +214,14 @@ export type NodeState =
 
 export const initialNodeState = (): NodeState => ({ status: 'absent' });
 
-/** The removal rule lives with the mass-failure guard, the lowest layer that judges it. */
-export { isBeingRemoved } from '../clusters';
+/**
+ * Whether a pool operation's removal of the node still holds at `at`: marked, and the
+ * operation's deadline not passed (after it, the operation has ended in timeout).
+ */
+export const isBeingRemoved = (
+  removal: { readonly until: string } | null | undefined,
+  at: number,
+): boolean => removal != null && at < Date.parse(removal.until);
 
 const facts = (state: NodeState): NodeFacts => {
   if (state.status !== 'online' && state.status !== 'offline') {

@@ -1,11 +1,6 @@
 import { uuidFrom } from '../../../../../libs/kernel/src';
-import {
-  ClusterLivenessCommand,
-  ClusterLivenessState,
-  GuardNode,
-  isMassFailure,
-  weighSilence,
-} from '../../clusters';
+import { ClusterLivenessCommand, ClusterLivenessState } from '../../clusters';
+import { GuardNode, isMassFailure, weighSilence } from './mass-failure';
 
 /*
  * The mass-failure guard's verdict (pure), for the liveness workflow's due nodes: after
