@@ -31,4 +31,25 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Issue #36: a source file a reader can hold (400 lines) and functions of one screen or two
+    // (80 lines), blank lines and comments not counted. Specs, test support and contract suites
+    // are exempt: a suite reads best as one file of cases.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/testing/**', '**/test/**', '**/*.contract.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // TEMPORARY (issue #36), for the lead to remove at merge: files other helpers are
+    // restructuring right now (operations, liveness, the report path), still over the limits.
+    files: [
+      'apps/control-plane/src/nodes/inventory.service.ts',
+      'apps/control-plane/src/nodes/liveness.service.ts',
+      'apps/control-plane/src/operations/operations.saga.ts',
+    ],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
 );
