@@ -150,7 +150,7 @@ const lateReport = ({ nodeId, receivedAt }: ReportNodeData, state: ExistingNode)
           nodeId,
           clusterId: state.clusterId,
           hostname: state.hostname,
-          offlineSince: state.offlineSince,
+          offlineSince: state.offlineAt,
           to: onlineStatus(state),
           at: receivedAt,
         },
@@ -214,7 +214,7 @@ const readinessChange = (data: ReportNodeData, state: ExistingNode, events: Node
       type: 'NodeCameOnline',
       data: {
         ...whoOf(nodeId, state),
-        offlineSince: state.offlineSince,
+        offlineSince: state.offlineAt,
         to: onlineStatus(state),
         at: receivedAt,
       },

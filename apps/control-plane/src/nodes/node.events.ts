@@ -203,7 +203,8 @@ export type NodeState =
   | ({
       readonly status: 'offline';
       readonly offlineReason: OfflineReason;
-      readonly offlineSince: string;
+      /** When it went offline. */
+      readonly offlineAt: string;
     } & NodeFacts)
   /** Deleted nodes keep their identity: a later report of the same host registers it again. */
   | ({ readonly status: 'deleted' } & Known);
@@ -226,9 +227,9 @@ const facts = (state: NodeState): NodeFacts => {
   const { status: _s, ...rest } = state as NodeFacts & {
     status: string;
     offlineReason?: unknown;
-    offlineSince?: unknown;
+    offlineAt?: unknown;
   };
-  const { offlineReason: _r, offlineSince: _o, ...f } = rest;
+  const { offlineReason: _r, offlineAt: _o, ...f } = rest;
   return f as NodeFacts;
 };
 
@@ -243,7 +244,7 @@ const withFacts = (state: NodeState, next: NodeFacts): NodeState =>
     ? {
         status: 'offline',
         offlineReason: state.offlineReason,
-        offlineSince: state.offlineSince,
+        offlineAt: state.offlineAt,
         ...next,
       }
     : { status: 'online', ...next };
@@ -276,7 +277,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         : {
             status: 'offline',
             offlineReason: 'kubelet_not_ready',
-            offlineSince: d.registeredAt,
+            offlineAt: d.registeredAt,
             ...registered,
           };
     }
@@ -322,7 +323,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         ? {
             status: 'offline',
             offlineReason: event.data.kubeletReady ? state.offlineReason : 'kubelet_not_ready',
-            offlineSince: state.offlineSince,
+            offlineAt: state.offlineAt,
             ...next,
           }
         : { status: 'online', ...next };
@@ -332,7 +333,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
       return {
         status: 'offline',
         offlineReason: event.data.reason,
-        offlineSince: event.data.at,
+        offlineAt: event.data.at,
         ...f,
         kubeletReady: event.data.reason === 'kubelet_not_ready' ? false : f.kubeletReady,
       };
