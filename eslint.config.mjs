@@ -43,13 +43,9 @@ export default tseslint.config(
     },
   },
   {
-    // TEMPORARY (issue #36), for the lead to remove at merge: files other helpers are
-    // restructuring right now (operations, liveness, the report path), still over the limits.
-    files: [
-      'apps/control-plane/src/nodes/inventory.service.ts',
-      'apps/control-plane/src/nodes/liveness.service.ts',
-      'apps/control-plane/src/operations/operations.saga.ts',
-    ],
+    // TEMPORARY (issue #36), for the lead to remove at merge: a file another helper is
+    // restructuring right now (the report path), still over the limits.
+    files: ['apps/control-plane/src/nodes/inventory.service.ts'],
     rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
   },
 );

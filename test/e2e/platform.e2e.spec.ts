@@ -7,13 +7,13 @@ import { CommandContext, EventCodec } from '../../libs/kernel/src';
 import { EventStore } from '../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../libs/readmodels/src/port';
 import { DRAIN_STEP_QUEUE } from '../../apps/control-plane/src/drains/drain.saga';
-import { OFFLINE_TIMEOUT_QUEUE } from '../../apps/control-plane/src/nodes/liveness.service';
-import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
+import { OFFLINE_TIMEOUT_QUEUE } from '../../apps/control-plane/src/nodes/liveness/liveness.saga';
+import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.saga';
 import {
   OPERATION_DEADLINE_QUEUE,
   OPERATION_STEP_QUEUE,
 } from '../../apps/control-plane/src/operations/operations.saga';
-import { QUEUE_TICK } from '../../apps/control-plane/src/sessions/session-queue.service';
+import { QUEUE_TICK } from '../../apps/control-plane/src/sessions/session-queue.saga';
 import { operationsOf } from '../../apps/control-plane/src/platform/openapi/operations';
 import { EVENT_STORE, READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';

@@ -143,7 +143,7 @@ const flagCordonSyncOverdue = (
   if (state.observedUnschedulable === desired) return [];
   return [
     {
-      type: 'NodeCordonSyncOverdue',
+      type: 'NodeCordonSyncWentOverdue',
       data: {
         nodeId: state.nodeId,
         clusterId: state.clusterId,

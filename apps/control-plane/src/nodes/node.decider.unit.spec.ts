@@ -798,7 +798,7 @@ describe('node', () => {
       since: string,
       seen: boolean | null = !desired,
     ): NodeEvent => ({
-      type: 'NodeCordonSyncOverdue',
+      type: 'NodeCordonSyncWentOverdue',
       data: {
         nodeId: 'n1',
         clusterId: 'c1',

@@ -114,7 +114,7 @@ export type NodeEvent =
   | { type: 'NodeUncordoned'; data: { nodeId: string; at: string } }
   | {
       /** A desired cordon state the operator did not report back as observed within cordonSyncSec. */
-      type: 'NodeCordonSyncOverdue';
+      type: 'NodeCordonSyncWentOverdue';
       data: {
         nodeId: string;
         clusterId: string;
@@ -147,25 +147,29 @@ export type NodeEvent =
       data: { nodeId: string; operationId: string; until: string; at: string };
     };
 
-export const nodeCodec = new EventCodec<NodeEvent>({
-  NodeRegistered: 1,
-  NodeInventoryChanged: 1,
-  NodeGpusChanged: 1,
-  NodeUnschedulableObserved: 1,
-  NodeReadinessObserved: 1,
-  NodeWentOffline: 1,
-  NodeCameOnline: 1,
-  NodeCordoned: 1,
-  NodeUncordoned: 1,
-  NodeCordonSyncOverdue: 1,
-  NodeDeleted: 1,
-  NodeAssignedToPool: 1,
-  NodeCapacityAllocated: 1,
-  NodeCapacityReleased: 1,
-  NodeDrainStarted: 1,
-  NodeDrainEnded: 1,
-  NodeRemovalRequested: 1,
-});
+export const nodeCodec = new EventCodec<NodeEvent>(
+  {
+    NodeRegistered: 1,
+    NodeInventoryChanged: 1,
+    NodeGpusChanged: 1,
+    NodeUnschedulableObserved: 1,
+    NodeReadinessObserved: 1,
+    NodeWentOffline: 1,
+    NodeCameOnline: 1,
+    NodeCordoned: 1,
+    NodeUncordoned: 1,
+    NodeCordonSyncWentOverdue: 1,
+    NodeDeleted: 1,
+    NodeAssignedToPool: 1,
+    NodeCapacityAllocated: 1,
+    NodeCapacityReleased: 1,
+    NodeDrainStarted: 1,
+    NodeDrainEnded: 1,
+    NodeRemovalRequested: 1,
+  },
+  // Renamed to the past tense; events stored under the old name read as the new one.
+  { 'NodeCordonSyncOverdue.v1': { to: 'NodeCordonSyncWentOverdue' } },
+);
 
 type Known = {
   readonly nodeId: string;
@@ -350,7 +354,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         ...facts(state),
         cordon: { desired: false, reason: null, since: event.data.at, overdue: false },
       });
-    case 'NodeCordonSyncOverdue': {
+    case 'NodeCordonSyncWentOverdue': {
       const f = facts(state);
       return withFacts(state, { ...f, cordon: { ...f.cordon, overdue: true } });
     }

@@ -4,14 +4,14 @@ import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { JWT_SECRET } from '../platform/auth/auth.module';
-import { CordonSyncService } from './cordon-sync/cordon-sync.service';
+import { CordonSyncSaga } from './cordon-sync/cordon-sync.saga';
 import { DirectiveCursors } from './cordon-sync/directive-cursor';
 import { NodeDirectivesController } from './cordon-sync/node-directives.controller';
 import { NodeDirectivesService } from './cordon-sync/node-directives.service';
 import { HeartbeatModule } from './heartbeat/heartbeat.module';
 import { InventoryController } from './inventory.controller';
 import { InventoryService } from './inventory.service';
-import { LivenessService } from './liveness.service';
+import { LivenessSaga } from './liveness/liveness.saga';
 import { nodeCodec } from './node.events';
 import { NodeCommands } from './nodes.commands';
 import { NodesController } from './nodes.controller';
@@ -23,18 +23,18 @@ import { NodesQueries } from './nodes.queries';
   controllers: [InventoryController, NodesController, NodeDirectivesController],
   providers: [
     InventoryService,
-    LivenessService,
+    LivenessSaga,
     NodesQueries,
     NodeCommands,
     NodeDirectivesService,
-    CordonSyncService,
+    CordonSyncSaga,
     {
       provide: DirectiveCursors,
       useFactory: (secret: string) => new DirectiveCursors(secret),
       inject: [JWT_SECRET],
     },
   ],
-  exports: [NodesQueries, NodeCommands, LivenessService, InventoryService, HeartbeatModule],
+  exports: [NodesQueries, NodeCommands, LivenessSaga, InventoryService, HeartbeatModule],
 })
 export class NodesModule implements OnModuleInit {
   constructor(

@@ -228,7 +228,7 @@ export const projectNode = (
       return next({ cordon: { ...doc.cordon, desired: true, reason: event.data.reason } });
     case 'NodeUncordoned':
       return next({ cordon: { ...doc.cordon, desired: false, reason: null } });
-    case 'NodeCordonSyncOverdue':
+    case 'NodeCordonSyncWentOverdue':
       return next({}); // a notification only; the screen already shows desired vs observed
     case 'NodeDeleted':
       return null;

@@ -1,4 +1,5 @@
 import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
+import { systemClock } from '../../../../libs/kernel/src';
 import { OperationsSaga } from './operations.saga';
 
 const sagaWith = (schedule: DelayedJobs['schedule']) =>
@@ -12,6 +13,7 @@ const sagaWith = (schedule: DelayedJobs['schedule']) =>
     null as never,
     null as never,
     null as never,
+    systemClock,
   );
 const op = { operationId: 'op-1', deadlineAt: '2026-12-03T09:00:00.000Z' };
 

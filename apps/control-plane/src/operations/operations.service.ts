@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { armWithin } from '../../../../libs/jobs/src/port';
 import {
+  Clock,
   CommandContext,
   DomainError,
   notFound,
@@ -13,7 +14,7 @@ import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/po
 import { clusterAggregate } from '../clusters/cluster.decider';
 import { clusterStreamId } from '../clusters/cluster-liveness.events';
 import { Config } from '../config/config';
-import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import { CLOCK, CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate, PoolCommand } from '../pools/pool.decider';
 import { PoolOperationType, poolStreamId } from '../pools/pool.events';
 import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
@@ -22,31 +23,9 @@ import { operationAggregate } from './operation.decider';
 import { operationStreamId } from './operation.events';
 import { OPERATIONS, OperationDoc } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
+import { OperationView, operationView } from './operation.view';
 
 export const OPERATIONS_PROJECTION = 'projection:operations';
-
-export type OperationView = {
-  operationId: string;
-  type: string;
-  status: string;
-  steps: Array<{
-    name: string;
-    status: string;
-    at: string;
-    startedAt: string;
-    detail: string | null;
-  }>;
-  error: string | null;
-  clusterId: string;
-  poolId: string | null;
-  fromSize: number | null;
-  desiredSize: number | null;
-  nodes: Array<{ nodeId: string; hostname: string }>;
-  reason: string | null;
-  createdAt: string;
-  deadlineAt: string;
-  endedAt: string | null;
-};
 
 /** How long a request waits for the job queue to arm recorded work (Redis may be down). */
 const ARM_WAIT_MS = 2000;
@@ -68,6 +47,7 @@ export class OperationsService {
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(PoolsService) private readonly pools: PoolsService,
     @Inject(OperationsSaga) private readonly saga: OperationsSaga,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /** ScaleNodePool: refused while another operation runs on the pool, or outside min/max. */
@@ -126,14 +106,17 @@ export class OperationsService {
       if (state.pools.includes(pool.poolId)) continue;
       seen.add(pool.poolId);
       if (!this.unlisted.has(pool.poolId)) continue;
+      const now = this.clock.now();
       await this.pipeline.handle(
         clusterAggregate,
         stream,
         {
           type: 'AddPoolToCluster',
-          data: { clusterId: pool.clusterId, poolId: pool.poolId, at: new Date().toISOString() },
+          data: { clusterId: pool.clusterId, poolId: pool.poolId, at: now.toISOString() },
         },
-        systemContext(uuidFrom('relist-pool', pool.poolId, String(cluster.revision ?? -1))),
+        systemContext(uuidFrom('relist-pool', pool.poolId, String(cluster.revision ?? -1)), {
+          now,
+        }),
       );
       this.logger.warn(
         `node pool ${pool.poolId} was off cluster ${pool.clusterId}'s list: listed again`,
@@ -379,37 +362,12 @@ export class OperationsService {
       sort: { requestedAt: -1 },
       limit: 200,
     });
-    return { items: page.items.map((d) => this.view(d)) };
+    return { items: page.items.map((d) => operationView(d)) };
   }
 
   async get(operationId: string): Promise<OperationView> {
     const doc = await this.readModels.get<OperationDoc & Doc>(OPERATIONS, operationId);
     if (!doc) throw notFound('operation', operationId);
-    return this.view(doc);
-  }
-
-  private view(doc: OperationDoc): OperationView {
-    return {
-      operationId: doc.operationId,
-      type: doc.operationType,
-      status: doc.status,
-      steps: doc.steps.map((s) => ({
-        name: s.name,
-        status: s.status,
-        at: s.at,
-        startedAt: s.startedAt,
-        detail: s.detail,
-      })),
-      error: doc.error,
-      clusterId: doc.clusterId,
-      poolId: doc.poolId,
-      fromSize: doc.fromSize,
-      desiredSize: doc.desiredSize,
-      nodes: doc.chosen ? [...doc.chosen] : [],
-      reason: doc.reason,
-      createdAt: doc.requestedAt,
-      deadlineAt: doc.deadlineAt,
-      endedAt: doc.endedAt,
-    };
+    return operationView(doc);
   }
 }

@@ -11,7 +11,7 @@ import { PlacementService } from './placement.service';
 import { PoolAccessRule } from '../pools/pool-access.rule';
 import { POOL_ACCESS } from './pool-access';
 import { SessionProcessReactor } from './session-process.reactor';
-import { SessionQueueService } from './session-queue.service';
+import { SessionQueueSaga } from './session-queue.saga';
 import { sessionCodec } from './session.events';
 import { SessionsController } from './sessions.controller';
 import { sessionsProjection } from './sessions.projection';
@@ -26,16 +26,16 @@ import { SessionsService } from './sessions.service';
     PlacementService,
     SessionsService,
     SessionProcessReactor,
-    SessionQueueService,
+    SessionQueueSaga,
   ],
-  exports: [PlacementService, SessionsService, SessionQueueService],
+  exports: [PlacementService, SessionsService, SessionQueueSaga],
 })
 export class SessionsModule implements OnModuleInit {
   constructor(
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(SessionProcessReactor) private readonly process: SessionProcessReactor,
-    @Inject(SessionQueueService) private readonly queue: SessionQueueService,
+    @Inject(SessionQueueSaga) private readonly queue: SessionQueueSaga,
     @Inject(Runtime) private readonly runtime: Runtime,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
