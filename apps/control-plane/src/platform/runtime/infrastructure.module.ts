@@ -11,6 +11,8 @@ import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { createEventStore } from '../../../../../libs/eventstore/src';
 import { SharedReadsEventStore } from '../../../../../libs/eventstore/src/shared-reads';
 import { createDelayedJobs } from '../../../../../libs/jobs/src';
+import { InProcessLeaderLease } from '../../../../../libs/jobs/src/in-process-leader-lease';
+import { RedisLeaderLease } from '../../../../../libs/jobs/src/redis-leader-lease';
 import { systemClock } from '../../../../../libs/kernel/src';
 import { createReadModelStore } from '../../../../../libs/readmodels/src';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
@@ -18,6 +20,7 @@ import { Config } from '../../config/config';
 import { failureLog } from '../observability/logger';
 import { EventTypes } from './event-types';
 import { subscriberFailures } from './failures';
+import { LEADER_LEASE, Leadership } from './leadership.service';
 import { Runtime } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
 import { CHECKPOINTS, CLOCK, CONFIG, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from './tokens';
@@ -59,6 +62,19 @@ export class InfrastructureModule {
             }),
         },
         {
+          provide: LEADER_LEASE,
+          useFactory: () =>
+            config.redisUrl
+              ? new RedisLeaderLease({
+                  redisUrl: config.redisUrl,
+                  prefix: config.redisPrefix,
+                  lease: config.leaderLeaseSec * 1000,
+                  log: failureLog('leadership'),
+                })
+              : new InProcessLeaderLease(),
+        },
+        Leadership,
+        {
           provide: CHECKPOINTS,
           inject: [READ_MODELS],
           useFactory: (readModels: ReadModelStore): CheckpointStore =>
@@ -95,6 +111,7 @@ export class InfrastructureModule {
         SubscriptionRunner,
         SubscriptionsRegistry,
         EventTypes,
+        Leadership,
         Runtime,
       ],
     };
