@@ -32,6 +32,23 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Issue #36: a source file a reader can hold (400 lines) and functions of one screen or two
+    // (80 lines), blank lines and comments not counted. Specs, test support and contract suites
+    // are exempt: a suite reads best as one file of cases.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/testing/**', '**/test/**', '**/*.contract.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // TEMPORARY (issue #36), for the lead to remove at merge: a file another helper is
+    // restructuring right now (the report path), still over the limits.
+    files: ['apps/control-plane/src/nodes/inventory.service.ts'],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
   // Slices import each other only through their faces, and no layer imports a higher one.
   ...sliceBoundaries,
 );

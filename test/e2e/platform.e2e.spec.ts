@@ -188,6 +188,8 @@ describe('the operations endpoints', () => {
         delayedJobs: { ok: true },
         subscriptions: { ok: true },
       },
+      // Alone with its Redis, this replica leads.
+      leader: true,
     });
   });
 
@@ -224,11 +226,16 @@ describe('the operations endpoints', () => {
       'fleet_subscription_lag_events',
       'fleet_subscription_failing',
       'fleet_delayed_jobs',
+      'fleet_leader',
+      'fleet_leader_epoch',
+      'fleet_periodic_runs_total',
       'process_cpu_seconds_total',
       'nodejs_eventloop_lag_seconds',
     ]) {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
+    expect(res.text).toMatch(/^fleet_leader 1$/m);
+    expect(res.text).toMatch(/^fleet_leader_epoch [1-9]\d*$/m);
   });
 
   it('labels an unmatched request by no route at all, never by its raw URL', async () => {

@@ -33,7 +33,7 @@ export type ClusterLivenessState =
     }
   | {
       status: 'stalled';
-      since: string;
+      stalledAt: string;
       held: ReadonlySet<string>;
       heldNodes: ReadonlyArray<{ nodeId: string; hostname: string }>;
     };
@@ -57,7 +57,7 @@ export const clusterLivenessDecider: Decider<
       case 'ClusterReportsStalled':
         return {
           status: 'stalled',
-          since: event.data.at,
+          stalledAt: event.data.at,
           held: new Set(event.data.staleNodes.map((n) => n.nodeId)),
           heldNodes: event.data.staleNodes,
         };
@@ -84,7 +84,7 @@ export const clusterLivenessDecider: Decider<
         if (!command.data.reportedNodeIds.some((id) => held.has(id))) return [];
         const { clusterId, at } = command.data;
         return [
-          { type: 'ClusterReportsResumed', data: { clusterId, at, stalledSince: state.since } },
+          { type: 'ClusterReportsResumed', data: { clusterId, at, stalledSince: state.stalledAt } },
         ];
       }
       case 'ConfirmClusterOutage': {
@@ -95,7 +95,7 @@ export const clusterLivenessDecider: Decider<
             type: 'ClusterOutageConfirmed',
             data: {
               clusterId,
-              stalledSince: state.since,
+              stalledSince: state.stalledAt,
               heldNodes: [...state.heldNodes],
               reason,
               at,

@@ -55,6 +55,11 @@ export type Config = {
   readonly jobsRepairSec: number;
   /** How long the start waits for its network stores to answer before it gives up, naming them. */
   readonly startTimeoutSec: number;
+  /**
+   * Seconds the leader's lease lasts unrenewed (with REDIS_URL): replicas' periodic work runs in
+   * the leader only, and a leader that dies is replaced within this.
+   */
+  readonly leaderLeaseSec: number;
 };
 
 export class ConfigError extends Error {
@@ -259,5 +264,6 @@ export const loadConfig = (env: Env = process.env): Config => {
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, 0, 400),
     jobsRepairSec: integer(env, 'JOBS_REPAIR_SEC', 10, 1, 3600),
     startTimeoutSec: integer(env, 'START_TIMEOUT_SEC', 60, 1, 3600),
+    leaderLeaseSec: integer(env, 'LEADER_LEASE_SEC', 10, 1, 3600),
   };
 };

@@ -505,7 +505,7 @@ describe('node', () => {
       expect(state).toMatchObject({
         status: 'offline',
         offlineReason: 'kubelet_not_ready',
-        offlineSince: T2,
+        offlineAt: T2,
         kubeletReady: false,
       });
       // Still NotReady: nothing new; offline for its kubelet from the start: nothing either.

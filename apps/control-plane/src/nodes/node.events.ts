@@ -207,7 +207,8 @@ export type NodeState =
   | ({
       readonly status: 'offline';
       readonly offlineReason: OfflineReason;
-      readonly offlineSince: string;
+      /** When it went offline. */
+      readonly offlineAt: string;
     } & NodeFacts)
   /** Deleted nodes keep their identity: a later report of the same host registers it again. */
   | ({ readonly status: 'deleted' } & Known);
@@ -230,9 +231,9 @@ const facts = (state: NodeState): NodeFacts => {
   const { status: _s, ...rest } = state as NodeFacts & {
     status: string;
     offlineReason?: unknown;
-    offlineSince?: unknown;
+    offlineAt?: unknown;
   };
-  const { offlineReason: _r, offlineSince: _o, ...f } = rest;
+  const { offlineReason: _r, offlineAt: _o, ...f } = rest;
   return f as NodeFacts;
 };
 
@@ -247,11 +248,12 @@ const withFacts = (state: NodeState, next: NodeFacts): NodeState =>
     ? {
         status: 'offline',
         offlineReason: state.offlineReason,
-        offlineSince: state.offlineSince,
+        offlineAt: state.offlineAt,
         ...next,
       }
     : { status: 'online', ...next };
 
+// eslint-disable-next-line max-lines-per-function -- an evolve: one flat case per event
 export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
   switch (event.type) {
     case 'NodeRegistered': {
@@ -279,7 +281,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         : {
             status: 'offline',
             offlineReason: 'kubelet_not_ready',
-            offlineSince: d.registeredAt,
+            offlineAt: d.registeredAt,
             ...registered,
           };
     }
@@ -325,7 +327,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         ? {
             status: 'offline',
             offlineReason: event.data.kubeletReady ? state.offlineReason : 'kubelet_not_ready',
-            offlineSince: state.offlineSince,
+            offlineAt: state.offlineAt,
             ...next,
           }
         : { status: 'online', ...next };
@@ -335,7 +337,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
       return {
         status: 'offline',
         offlineReason: event.data.reason,
-        offlineSince: event.data.at,
+        offlineAt: event.data.at,
         ...f,
         kubeletReady: event.data.reason === 'kubelet_not_ready' ? false : f.kubeletReady,
       };

@@ -120,3 +120,30 @@ describe('AutoscalerService watching idle nodes', () => {
     expect(scale).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('AutoscalerService run by the leader', () => {
+  it("records the leader's lease epoch on the scale it orders", async () => {
+    const readModels = new EmbeddedReadModelStore();
+    await readModels.commit(
+      'test',
+      [
+        { op: 'upsert', collection: NODE_POOLS, doc: pool('small', 4) },
+        { op: 'upsert', collection: SESSIONS, doc: queued(1, 'small', 2) },
+      ],
+      1,
+    );
+    const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
+    const autoscaler = new AutoscalerService(
+      readModels,
+      { execute: async () => [] } as unknown as QueryBus,
+      { scale } as unknown as OperationsService,
+    );
+    await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'), 6);
+    expect(scale).toHaveBeenCalledWith(
+      'small',
+      1,
+      expect.objectContaining({ leaderEpoch: 6 }),
+      expect.anything(),
+    );
+  });
+});

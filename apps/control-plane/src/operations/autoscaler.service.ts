@@ -32,7 +32,8 @@ export class AutoscalerService {
     @Inject(OperationsService) private readonly operations: OperationsService,
   ) {}
 
-  async tick(now = Date.now()): Promise<void> {
+  /** `leaderEpoch`: the lease term of the leader running the tick, recorded on its commands. */
+  async tick(now = Date.now(), leaderEpoch?: number): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
     try {
@@ -85,7 +86,7 @@ export class AutoscalerService {
           const { operationId } = await this.operations.scale(
             pool.poolId,
             decision.desiredSize,
-            this.context(),
+            this.context(leaderEpoch),
             decision.reason,
           );
           this.logger.log(`pool ${pool.name}: ${decision.reason} → operation ${operationId}`);
@@ -101,7 +102,7 @@ export class AutoscalerService {
     }
   }
 
-  private context(): CommandContext {
-    return systemContext(newId());
+  private context(leaderEpoch?: number): CommandContext {
+    return systemContext(newId(), { leaderEpoch });
   }
 }

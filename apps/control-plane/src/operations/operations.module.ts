@@ -42,12 +42,14 @@ export class OperationsModule implements OnModuleInit {
       this.config.jobsRepairSec * 1000,
       async () => void (await this.saga.repair()),
     );
-    this.runtime.every('autoscaler', AUTOSCALER_TICK_MS, () => this.autoscaler.tick());
+    this.runtime.every('autoscaler', AUTOSCALER_TICK_MS, (term) =>
+      this.autoscaler.tick(Date.now(), term.epoch),
+    );
     // A delete that died between its two appends left its pool off the cluster's list.
     this.runtime.every(
       'pools-relist-strays',
       this.config.jobsRepairSec * 1000,
-      async () => void (await this.operations.relistStrays()),
+      async (term) => void (await this.operations.relistStrays(term.epoch)),
     );
   }
 }

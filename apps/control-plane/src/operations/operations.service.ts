@@ -98,9 +98,9 @@ export class OperationsService {
    * then refused too early, the cluster view missed it). Run every JOBS_REPAIR_SEC: an active
    * pool with no operation, off its cluster's list at two passes in a row (a live delete is
    * between its two appends for milliseconds, not a whole period), is listed again.
-   * Returns how many were.
+   * Returns how many were; `leaderEpoch` (the leader's lease term) is recorded on each.
    */
-  async relistStrays(): Promise<number> {
+  async relistStrays(leaderEpoch?: number): Promise<number> {
     const active = await findAll<PoolDoc & Doc>(this.readModels, NODE_POOLS, { status: 'active' });
     const seen = new Set<string>();
     let relisted = 0;
@@ -119,6 +119,7 @@ export class OperationsService {
           { clusterId: pool.clusterId, poolId: pool.poolId, at: now.toISOString() },
           systemContext(uuidFrom('relist-pool', pool.poolId, String(cluster.revision ?? -1)), {
             now,
+            leaderEpoch,
           }),
         ),
       );

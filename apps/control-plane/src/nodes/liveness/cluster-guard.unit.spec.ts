@@ -89,7 +89,7 @@ describe('the mass-failure guard', () => {
   describe('while a stall holds', () => {
     const stalled: ClusterLivenessState = {
       status: 'stalled',
-      since: T0,
+      stalledAt: T0,
       held: new Set(['s0', 's1', 's2']),
       heldNodes: [],
     };
