@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { sliceBoundaries } from './eslint.boundaries.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
@@ -31,4 +32,17 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Issue #36: a source file a reader can hold (400 lines) and functions of one screen or two
+    // (80 lines), blank lines and comments not counted. Specs, test support and contract suites
+    // are exempt: a suite reads best as one file of cases.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/testing/**', '**/test/**', '**/*.contract.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  // Slices import each other only through their faces, and no layer imports a higher one.
+  ...sliceBoundaries,
 );

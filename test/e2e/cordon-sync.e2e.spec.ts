@@ -6,7 +6,7 @@ import { asLogPosition } from '../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../libs/jobs/src/port';
 import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
 import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
-import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
+import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.saga';
 import { DELAYED_JOBS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { DirectiveCursors } from '../../apps/control-plane/src/nodes/cordon-sync/directive-cursor';
 import { startApp, TEST_SECRET, TestApp } from '../support/app';

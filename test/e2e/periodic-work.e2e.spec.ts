@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LivenessService } from '../../apps/control-plane/src/nodes/liveness.service';
+import { LivenessSaga } from '../../apps/control-plane/src/nodes/liveness/liveness.saga';
 import { AutoscalerService } from '../../apps/control-plane/src/operations/autoscaler.service';
 import { startApp, TestApp } from '../support/app';
 import { sleep } from '../support/reports';
@@ -18,7 +18,7 @@ describe('periodic work with two processes sharing Redis', () => {
   });
 
   it('runs each period once in total, not once in each process', async () => {
-    const reconciles = apps.map((t) => jest.spyOn(t.app.get(LivenessService), 'reconcile'));
+    const reconciles = apps.map((t) => jest.spyOn(t.app.get(LivenessSaga), 'reconcile'));
     const ticks = apps.map((t) => jest.spyOn(t.app.get(AutoscalerService), 'tick'));
     await sleep(4200);
     const total = (spies: jest.SpyInstance[]) =>

@@ -7,13 +7,13 @@ import { CommandContext, EventCodec } from '../../libs/kernel/src';
 import { EventStore } from '../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../libs/readmodels/src/port';
 import { DRAIN_STEP_QUEUE } from '../../apps/control-plane/src/drains/drain.saga';
-import { OFFLINE_TIMEOUT_QUEUE } from '../../apps/control-plane/src/nodes/liveness.service';
-import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.service';
+import { OFFLINE_TIMEOUT_QUEUE } from '../../apps/control-plane/src/nodes/liveness/liveness.saga';
+import { CORDON_SYNC_QUEUE } from '../../apps/control-plane/src/nodes/cordon-sync/cordon-sync.saga';
 import {
   OPERATION_DEADLINE_QUEUE,
   OPERATION_STEP_QUEUE,
 } from '../../apps/control-plane/src/operations/operations.saga';
-import { QUEUE_TICK } from '../../apps/control-plane/src/sessions/session-queue.service';
+import { QUEUE_TICK } from '../../apps/control-plane/src/sessions/session-queue.saga';
 import { operationsOf } from '../../apps/control-plane/src/platform/openapi/operations';
 import { EVENT_STORE, READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
@@ -188,6 +188,8 @@ describe('the operations endpoints', () => {
         delayedJobs: { ok: true },
         subscriptions: { ok: true },
       },
+      // Alone with its Redis, this replica leads.
+      leader: true,
     });
   });
 
@@ -224,11 +226,16 @@ describe('the operations endpoints', () => {
       'fleet_subscription_lag_events',
       'fleet_subscription_failing',
       'fleet_delayed_jobs',
+      'fleet_leader',
+      'fleet_leader_epoch',
+      'fleet_periodic_runs_total',
       'process_cpu_seconds_total',
       'nodejs_eventloop_lag_seconds',
     ]) {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
+    expect(res.text).toMatch(/^fleet_leader 1$/m);
+    expect(res.text).toMatch(/^fleet_leader_epoch [1-9]\d*$/m);
   });
 
   it('labels an unmatched request by no route at all, never by its raw URL', async () => {

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import http from 'node:http';
+import Redis from 'ioredis';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
@@ -24,6 +25,29 @@ const onOwnRedis = (env: () => Record<string, string>) => {
   });
   return own;
 };
+
+describe('Redis is flushed while it runs (NODE_STALE_SEC=2)', () => {
+  const own = onOwnRedis(() => ({ NODE_STALE_SEC: '2' }));
+
+  it('loses no timeout: a node that falls silent still goes offline', async () => {
+    const admin = await own.t.auth('root', ['admin']);
+    const operator = await own.t.auth('op', ['operator'], ['cf']);
+    const res = await request(own.t.url)
+      .post('/v1/inventory/reports')
+      .set(operator)
+      .send(report('cf', [gpuNode('flushed-01')]));
+    expect(res.status).toBe(200);
+    const nodeId = res.body.nodes[0].nodeId;
+    const redis = new Redis(own.redis.url);
+    await redis.flushall();
+    redis.disconnect();
+    await eventually(
+      async () =>
+        (await request(own.t.url).get(`/v1/nodes/${nodeId}`).set(admin)).body.status === 'offline',
+      10_000,
+    );
+  });
+});
 
 describe('Redis dies and comes back empty (NODE_STALE_SEC=2)', () => {
   const own = onOwnRedis(() => ({ NODE_STALE_SEC: '2' }));
@@ -230,7 +254,7 @@ describe('Redis down for longer than NODE_STALE_SEC while nodes report and sessi
     // The cordon made during the outage could not be shown applied while no report could be
     // recorded: its CORDON_SYNC_SEC runs from Redis's return, not from the cordon.
     const overdue = await eventually(async () => {
-      const found = (await events('NodeCordonSyncOverdue')).find(
+      const found = (await events('NodeCordonSyncWentOverdue')).find(
         (e) => e.streamId === `node-${quiet}`,
       );
       return found ?? null;

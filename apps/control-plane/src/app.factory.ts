@@ -4,6 +4,7 @@ import v8 from 'node:v8';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
 import { UnavailableError } from '../../../libs/kernel/src';
 import { Config } from './config/config';
 import { AppModule } from './app.module';
@@ -25,11 +26,7 @@ import { installAdmission } from './platform/auth/admission';
 import { TokenService } from './platform/auth/token-service';
 import { installLeanRoutes } from './platform/http/lean/lean-route';
 import { writeAtEndOfTurn } from './platform/http/end-of-turn';
-import { NODE_LEAN_ROUTES } from './nodes/nodes.controller';
-import {
-  INVENTORY_BODY_LIMITS,
-  INVENTORY_LEAN_ROUTES,
-} from './nodes/reporting/inventory.controller';
+import { NODE_LEAN_ROUTES, INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './nodes';
 
 const CORRELATION_HEADER = 'x-correlation-id';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -51,6 +48,60 @@ export const applyHeapGrowth = (percent: number): void => {
  */
 export const disablePretenuring = (): void => {
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
+};
+
+/** JSON bodies only, through our parser, with the larger limits of the routes that take them. */
+const installJsonBodies = (fastify: FastifyInstance, bodyLimitBytes: number): void => {
+  // JSON only: a text/plain body reached the DTOs as a string, and the 400 listed every
+  // field as missing. Without a parser it is 415 unsupported_media_type, as any other type
+  // (a form body included).
+  fastify.removeContentTypeParser('text/plain');
+  // An empty body labelled JSON is no body; a refused one (malformed, poisoned, nested too
+  // deep) names what is wrong (json-body.ts).
+  const json = jsonBodyParser(fastify.getDefaultJsonParser('error', 'error'));
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
+  // Routes that take larger bodies than BODY_LIMIT_BYTES (never less than it).
+  fastify.addHook('onRoute', (route) => {
+    const limit = INVENTORY_BODY_LIMITS.get(`${String(route.method)} ${route.url}`);
+    if (limit !== undefined) route.bodyLimit = Math.max(limit, bodyLimitBytes);
+  });
+};
+
+/**
+ * Before any route: the request's correlation id (the caller's when it is safe, else ours),
+ * then a refusal while shutting down, of an HTTP version the API does not speak, or of an
+ * expectation other than 100-continue.
+ */
+const installRequestGate = (fastify: FastifyInstance, errors: ErrorFilter): void => {
+  fastify.server.on('checkExpectation', refuseExpectation);
+  // Shutting down: requests still arriving on open connections (the server takes no new
+  // ones) are turned away as a store out of reach is, 503 with Retry-After, nothing done.
+  const shuttingDown = new UnavailableError('the control plane (shutting down)', null);
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const given = request.headers[CORRELATION_HEADER];
+    const correlationId =
+      typeof given === 'string' && SAFE_ID.test(given) ? given : String(request.id);
+    (request as unknown as { correlationId: string }).correlationId = correlationId;
+    void reply.header(CORRELATION_HEADER, correlationId);
+    if (closing) {
+      void reply.header('connection', 'close');
+      void errors.send(shuttingDown, request, reply);
+      return;
+    }
+    const refused = unsupportedVersion(request.raw);
+    if (refused) {
+      // Answered here, before any route runs; the connection is not reused.
+      void reply.code(refused[0]).header('connection', 'close').send(refused[1]);
+      return;
+    }
+    done();
+  });
 };
 
 /** Builds the whole control plane on Fastify; `main.ts` and the e2e tests both start it here. */
@@ -93,50 +144,10 @@ export const createApp = async (
   );
   installObservability(app);
   const fastify = app.getHttpAdapter().getInstance();
-  fastify.server.on('checkExpectation', refuseExpectation);
-  // JSON only: a text/plain body reached the DTOs as a string, and the 400 listed every
-  // field as missing. Without a parser it is 415 unsupported_media_type, as any other type
-  // (a form body included).
-  fastify.removeContentTypeParser('text/plain');
-  // An empty body labelled JSON is no body; a refused one (malformed, poisoned, nested too
-  // deep) names what is wrong (json-body.ts).
-  const json = jsonBodyParser(fastify.getDefaultJsonParser('error', 'error'));
-  fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, json);
-  // Routes that take larger bodies than BODY_LIMIT_BYTES (never less than it).
-  fastify.addHook('onRoute', (route) => {
-    const limit = INVENTORY_BODY_LIMITS.get(`${String(route.method)} ${route.url}`);
-    if (limit !== undefined) route.bodyLimit = Math.max(limit, config.bodyLimitBytes);
-  });
+  installJsonBodies(fastify, config.bodyLimitBytes);
   const errors = new ErrorFilter();
   app.useGlobalFilters(errors);
-  // Shutting down: requests still arriving on open connections (the server takes no new
-  // ones) are turned away as a store out of reach is, 503 with Retry-After, nothing done.
-  const shuttingDown = new UnavailableError('the control plane (shutting down)', null);
-  let closing = false;
-  fastify.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  fastify.addHook('onRequest', (request, reply, done) => {
-    const given = request.headers[CORRELATION_HEADER];
-    const correlationId =
-      typeof given === 'string' && SAFE_ID.test(given) ? given : String(request.id);
-    (request as unknown as { correlationId: string }).correlationId = correlationId;
-    void reply.header(CORRELATION_HEADER, correlationId);
-    if (closing) {
-      void reply.header('connection', 'close');
-      void errors.send(shuttingDown, request, reply);
-      return;
-    }
-    const refused = unsupportedVersion(request.raw);
-    if (refused) {
-      // Answered here, before any route runs; the connection is not reused.
-      void reply.code(refused[0]).header('connection', 'close').send(refused[1]);
-      return;
-    }
-    done();
-  });
+  installRequestGate(fastify, errors);
   // The token and the route's roles, before the body is read (401 and 403 first).
   installAdmission(app, app.get(TokenService), errors);
   installIdempotency(app, app.get<IdempotencyStore>(IDEMPOTENCY_STORE), app.get(TokenService));

@@ -1,15 +1,15 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { Config } from './config/config';
-import { AuditModule } from './audit/audit.module';
-import { BillingModule } from './billing/billing.module';
-import { ClustersModule } from './clusters/clusters.module';
-import { PoolsModule } from './pools/pools.module';
-import { OperationsModule } from './operations/operations.module';
-import { DrainsModule } from './drains/drains.module';
-import { NodesModule } from './nodes/nodes.module';
-import { SessionsModule } from './sessions/sessions.module';
-import { NotificationsModule } from './notifications/notifications.module';
+import { AuditModule } from './audit';
+import { BillingModule } from './billing';
+import { ClustersModule } from './clusters';
+import { PoolsModule } from './pools';
+import { OperationsModule } from './operations';
+import { DrainsModule } from './drains';
+import { NodesModule } from './nodes';
+import { SessionsModule } from './sessions';
+import { NotificationsModule } from './notifications';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
@@ -22,6 +22,8 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        // First: its start registers the bus handlers, which the runtime's start (reactors,
+        // reconcilers) already sends commands to. Global modules start in the order listed.
         CqrsModule.forRoot(),
         InfrastructureModule.forRoot(config),
         AuthModule.forRoot(jwtSecret),

@@ -274,7 +274,7 @@ export class CommandPipeline {
     events: readonly E[],
     context: CommandContext,
   ): NewEvent[] {
-    const metadata: EventMetadata = {
+    let metadata: EventMetadata = {
       correlationId: context.correlationId,
       causationId: context.causationId,
       actor: context.actor,
@@ -282,6 +282,9 @@ export class CommandPipeline {
       schemaVersion: SCHEMA_VERSION,
       commandId: context.commandId,
     };
+    if (context.leaderEpoch !== undefined) {
+      metadata = { ...metadata, leaderEpoch: context.leaderEpoch };
+    }
     return events.map((event, index) => ({
       eventId: eventIdFor(context.commandId, index),
       type: codec.storedType(event),

@@ -4,3 +4,4 @@ export * from './subscription-runner';
 export * from './projection';
 export * from './reactor';
 export * from './checkpoint-store';
+export * from './workflow-runner';

@@ -62,6 +62,15 @@ describe('the command pipeline', () => {
     });
   });
 
+  it("records the leader's lease epoch of a command its periodic work issued, and none otherwise", async () => {
+    const add = { type: 'Add' as const, data: { amount: 1 } };
+    await pipeline.handle(aggregate, 'counter-a', add, { ...ctx(), leaderEpoch: 4 });
+    await pipeline.handle(aggregate, 'counter-a', add, ctx());
+    const [fenced, plain] = await store.readStream('counter-a');
+    expect(fenced.metadata.leaderEpoch).toBe(4);
+    expect(plain.metadata).not.toHaveProperty('leaderEpoch');
+  });
+
   it('appends nothing when the decider sees nothing to change', async () => {
     await pipeline.handle(aggregate, 'counter-a', { type: 'Add', data: { amount: 0 } }, ctx());
     expect(await store.headPosition()).toBe(0);

@@ -1,33 +1,34 @@
 import {
-  ANY,
-  AllStreamSubscription,
   AppendResult as ClientAppendResult,
   BACKWARDS,
   END,
-  Filter,
-  InvalidArgumentError,
   JSONType,
   KurrentDBClient,
   NO_STREAM,
-  NotLeaderError,
   Position,
   ReadPosition,
   RecordedEvent,
-  START,
-  StreamDeletedError,
   StreamNotFoundError,
-  StreamState,
-  StreamTombstonedError,
-  UnavailableError as ClientUnavailableError,
-  UnknownError,
   WrongExpectedVersionError,
-  eventTypeFilter,
   excludeSystemEvents,
   jsonEvent,
 } from '@kurrent/kurrentdb-client';
-import { EventMetadata, UnavailableError } from '../../kernel/src';
 import { FailureSink, ThrottledLog, consoleFailureSink } from '../../kernel/src/throttled-log';
 import { kurrentDbClient } from './kurrentdb-connection';
+import {
+  isAt,
+  isInvalidPosition,
+  isSystemStream,
+  positionOf,
+  readFrom,
+  recordPosition,
+  serverFilter,
+  serverMetadata,
+  storeFailure,
+  toStored,
+  toStreamState,
+} from './kurrentdb-mapping';
+import { watchAll } from './kurrentdb-subscription';
 import {
   AppendResult,
   ConcurrencyConflictError,
@@ -43,6 +44,9 @@ import {
   StoredEvent,
 } from './port';
 
+// Where callers have always found it.
+export { StreamDeletedInStoreError } from './kurrentdb-mapping';
+
 /** The part of the client this store uses: what its unit tests stand in for. */
 export type KurrentDbClientLike = Pick<
   KurrentDBClient,
@@ -57,108 +61,10 @@ export type KurrentDbEventStoreOptions = {
   readonly resubscribeMaxMs?: number;
 };
 
-/** A stream deleted in KurrentDB by hand: this app never deletes, so nothing it does can go on. */
-export class StreamDeletedInStoreError extends Error {
-  constructor(
-    readonly streamId: string,
-    override readonly cause: unknown,
-  ) {
-    super(
-      `stream ${streamId} was deleted in KurrentDB (outside this app, which never deletes ` +
-        'streams): it can be neither read nor appended to',
-    );
-    this.name = 'StreamDeletedInStoreError';
-  }
-}
-
-const STORE = 'event store (KurrentDB)';
 /** How far back a conflicting append looks for its own ids before calling it a conflict. */
 const IDEMPOTENCY_LOOKBACK = 1000;
 /** Events read backwards per page while looking for the newest one of ours. */
 const HEAD_PAGE = 100;
-
-/** Our position of an event: its commit position (equal to its prepare position, as we never write in explicit transactions). */
-const positionOf = (position: Position): LogPosition => Number(position.commit) as LogPosition;
-
-/** Where a read of the events after our `after` starts: at that event itself (reads include their start, so it is dropped). */
-const readFrom = (after: LogPosition | undefined): ReadPosition =>
-  after === undefined || after === LOG_START
-    ? START
-    : { commit: BigInt(after), prepare: BigInt(after) };
-
-const isAt = (position: Position, from: ReadPosition): boolean =>
-  typeof from === 'object' && position.commit === from.commit && position.prepare === from.prepare;
-
-const toStreamState = (expected: ExpectedRevision): StreamState =>
-  expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);
-
-/** What the server stores: ours, plus the keys its `$by_correlation_id` projection follows. */
-const serverMetadata = (metadata: EventMetadata): JSONType => ({
-  ...metadata,
-  $correlationId: metadata.correlationId,
-  $causationId: metadata.causationId,
-});
-
-/** What the app wrote: the server's `$` keys left out. */
-const appMetadata = (stored: unknown): EventMetadata => {
-  if (typeof stored !== 'object' || stored === null || stored instanceof Uint8Array) {
-    return stored as EventMetadata;
-  }
-  return Object.fromEntries(
-    Object.entries(stored).filter(([key]) => !key.startsWith('$')),
-  ) as EventMetadata;
-};
-
-const recordPosition = (e: RecordedEvent): LogPosition => {
-  if (!e.position) {
-    throw new Error(
-      `KurrentDB returned event ${e.id} of ${e.streamId} without its log position: ` +
-        'the server must be 22.6 or newer',
-    );
-  }
-  return positionOf(e.position);
-};
-
-const toStored = (e: RecordedEvent): StoredEvent => ({
-  eventId: e.id,
-  type: e.type,
-  data: e.data,
-  metadata: appMetadata(e.metadata),
-  streamId: e.streamId,
-  revision: Number(e.revision),
-  position: recordPosition(e),
-});
-
-/** Events of `$`-streams the server's type filter let through (a system stream's own types). */
-const isSystemStream = (e: RecordedEvent): boolean => e.streamId.startsWith('$');
-
-const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** The server-side filter of a read of `$all`: exactly these types, else every non-system one. */
-const serverFilter = (types: readonly string[] | undefined): Filter =>
-  types
-    ? eventTypeFilter({ regex: `^(?:${types.map(escapeRegex).join('|')})$` })
-    : excludeSystemEvents();
-
-/**
- * The server refuses a read from inside a record (gRPC INVALID_ARGUMENT, "Trying to read from
- * an invalid position."); the client's reader reports what it does not name as UnknownError.
- */
-const isInvalidPosition = (error: unknown): boolean =>
-  error instanceof InvalidArgumentError ||
-  (error instanceof UnknownError && /invalid position/i.test(error.message));
-
-/** The client's errors as the port's callers know them; anything else as it came. */
-const storeFailure = (error: unknown, streamId?: string): unknown => {
-  if (error instanceof StreamDeletedError || error instanceof StreamTombstonedError) {
-    return new StreamDeletedInStoreError(streamId ?? 'unknown', error);
-  }
-  // Refused before anything was done: HTTP 503, and the caller may try again.
-  if (error instanceof ClientUnavailableError || error instanceof NotLeaderError) {
-    return new UnavailableError(STORE, error);
-  }
-  return error;
-};
 
 /**
  * The production event store on KurrentDB (or EventStoreDB 22.6+) through
@@ -383,76 +289,16 @@ export class KurrentDbEventStore implements EventStore {
     return (await this.readAll({ after, limit: cap })).length;
   }
 
-  /**
-   * One live subscription per listener, re-established with a backoff whenever it drops. Every
-   * drop is logged (throttled) and never thrown: readers catch up from their own checkpoints
-   * when told, at the drop and again once the new subscription is live.
-   */
+  /** One live subscription per listener (kurrentdb-subscription.ts), stopped at close. */
   watch(listener: () => void): () => void {
-    let stopped = false;
-    let current: AllStreamSubscription | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let backoffMs = this.resubscribeMs;
-    let dropped = false;
-    const notify = (): void => {
-      try {
-        listener();
-      } catch (error) {
-        this.errors.failure(`${STORE}: a listener of new events threw`, error);
-      }
-    };
-    const resubscribeLater = (reason: unknown): void => {
-      if (stopped || timer) return;
-      dropped = true;
-      const why = reason instanceof Error ? reason.message : String(reason);
-      this.errors.failure(
-        `${STORE}: the subscription to $all dropped (${why}); resubscribing in ${backoffMs} ms`,
-        reason,
-      );
-      timer = setTimeout(subscribe, backoffMs);
-      timer.unref();
-      backoffMs = Math.min(backoffMs * 2, this.resubscribeMaxMs);
-      notify();
-    };
-    const subscribe = (): void => {
-      timer = undefined;
-      if (stopped) return;
-      let sub: AllStreamSubscription;
-      try {
-        sub = this.client.subscribeToAll({ fromPosition: END, filter: excludeSystemEvents() });
-      } catch (error) {
-        resubscribeLater(error);
-        return;
-      }
-      current = sub;
-      let ended = false;
-      const end = (reason: unknown): void => {
-        if (ended) return;
-        ended = true;
-        sub.unsubscribe().catch(() => undefined);
-        resubscribeLater(reason);
-      };
-      sub.on('confirmation', () => {
-        backoffMs = this.resubscribeMs;
-        if (!dropped) return;
-        dropped = false;
-        this.errors.clear();
-        notify(); // events appended while no subscription ran
-      });
-      sub.on('data', () => {
-        backoffMs = this.resubscribeMs;
-        notify();
-      });
-      sub.on('error', (error) => end(error));
-      sub.on('end', () => end(new Error('the server ended it')));
-      sub.on('close', () => end(new Error('the connection closed')));
-    };
-    subscribe();
+    const watching = watchAll(this.client, listener, {
+      errors: this.errors,
+      resubscribeMs: this.resubscribeMs,
+      resubscribeMaxMs: this.resubscribeMaxMs,
+    });
     const handle = {
       stop: (): void => {
-        stopped = true;
-        if (timer) clearTimeout(timer);
-        current?.unsubscribe().catch(() => undefined);
+        watching.stop();
         this.subscriptions.delete(handle);
       },
     };

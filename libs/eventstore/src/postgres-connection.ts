@@ -89,3 +89,28 @@ export const reachPostgres = async (url: string, timeoutMs: number): Promise<voi
     await client.end().catch(() => undefined);
   }
 };
+
+/** Failures of the connection rather than of the statement: nothing was done, a retry may work. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Connection closed/i;
+
+export const isPostgresUnavailable = (error: unknown): boolean => {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08')) return true;
+  return typeof e?.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message);
+};

@@ -1,18 +1,19 @@
-import { Client, Pool, PoolConfig, QueryConfig, QueryResultRow, TypeOverrides } from 'pg';
+import { Pool, PoolConfig, QueryConfig, QueryResultRow, TypeOverrides } from 'pg';
 import { EventMetadata, UnavailableError } from '../../kernel/src';
 import { FailureSink, ThrottledLog, consoleFailureSink } from '../../kernel/src/throttled-log';
 import {
   describePostgresUrl,
+  isPostgresUnavailable,
   postgresConnectionProblem,
   redactPostgresSecrets,
 } from './postgres-connection';
-import { EVENTS_CHANNEL, migrate } from './postgres-schema';
+import { PostgresEventStoreStats, PostgresGroupCommit } from './postgres-group-commit';
+import { migrate } from './postgres-schema';
+import { PostgresWatch } from './postgres-watch';
 import {
   AppendResult,
-  ConcurrencyConflictError,
   EventStore,
   ExpectedRevision,
-  IdempotencyMismatchError,
   InvalidPositionError,
   LOG_START,
   LogPosition,
@@ -21,6 +22,10 @@ import {
   ReadStreamOptions,
   StoredEvent,
 } from './port';
+
+// Where callers have always found them.
+export { isPostgresUnavailable } from './postgres-connection';
+export type { PostgresEventStoreStats } from './postgres-group-commit';
 
 export type PostgresEventStoreOptions = {
   /** `postgres://user:password@host:5432/database` (or `postgresql://`). */
@@ -42,36 +47,8 @@ export type PostgresEventStoreOptions = {
   readonly maxBatchBytes?: number;
 };
 
-export type PostgresEventStoreStats = {
-  /** Group-commit transactions run (committed or failed as a whole). */
-  readonly flushes: number;
-  /** append() calls settled. */
-  readonly appends: number;
-  /** Events written. */
-  readonly events: number;
-};
-
 const STORE = 'event store (PostgreSQL)';
 const INT8_OID = 20;
-
-/** [eventId, type, data JSON, metadata JSON], serialized at append() so a bad payload fails alone. */
-type EncodedEvent = [string, string, string, string];
-
-type PendingAppend = {
-  readonly streamId: string;
-  readonly expected: ExpectedRevision;
-  readonly events: readonly EncodedEvent[];
-  readonly resolve: (result: AppendResult) => void;
-  readonly reject: (error: unknown) => void;
-};
-
-/** What the batch function reads for an expected revision: -1 no stream, -2 any, -3 never met. */
-const expectedCode = (expected: ExpectedRevision): number => {
-  if (expected === 'no_stream') return -1;
-  if (expected === 'any') return -2;
-  // No stream is ever at a negative or fractional revision: such an expectation is a conflict.
-  return Number.isSafeInteger(expected) && expected >= 0 ? expected : -3;
-};
 
 type Row = [LogPosition, string, string, number, string, unknown, EventMetadata];
 const COLUMNS = 'position, event_id, stream_id, revision, type, data, metadata';
@@ -93,34 +70,6 @@ const toStoredEvents = (rows: readonly Row[]): StoredEvent[] => {
   return out;
 };
 
-/** Failures of the connection rather than of the statement: nothing was done, a retry may work. */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '53300', // too_many_connections
-]);
-const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Connection closed/i;
-
-export const isPostgresUnavailable = (error: unknown): boolean => {
-  const e = error as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === 'string' ? e.code : '';
-  if (UNAVAILABLE_CODES.has(code) || code.startsWith('08')) return true;
-  return typeof e?.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message);
-};
-
-/** Characters PostgreSQL's text cannot hold: refused at append(), so a batch never fails for them. */
-const hasNul = (text: string): boolean => text.includes('\u0000');
-
 /**
  * The event store on PostgreSQL through node-postgres, for replicas that share one log where no
  * KurrentDB runs.
@@ -130,53 +79,43 @@ const hasNul = (text: string): boolean => text.includes('\u0000');
  * positions come from an identity drawn under it. Positions therefore grow in commit order, and a
  * commit becomes visible before the lock passes on: a reader never sees a later position while an
  * earlier one can still commit, so catching up with `readAll({ after })` skips nothing. The price
- * is that appends are serialised; group commit makes each transaction carry every append of an
- * event-loop turn, so the lock is taken once per batch, not per event.
- *
- * Appends made in the same turn share one transaction: one call of a server-side function that
- * judges each append on its own (expected revision, replayed ids) and inserts the accepted ones in
- * one statement, so one conflict does not fail its neighbours.
+ * is that appends are serialised; group commit (postgres-group-commit.ts) makes each transaction
+ * carry every append of an event-loop turn, so the lock is taken once per batch, not per event.
  */
 export class PostgresEventStore implements EventStore {
   private readonly pool: Pool;
   private readonly url: string;
   private readonly errors: ThrottledLog;
-  private readonly pollMs: number;
-  private readonly relistenMs: number;
-  private readonly relistenMaxMs: number;
   private readonly connectTimeoutMs: number;
-  private readonly maxBatchEvents: number;
-  private readonly maxBatchBytes: number;
+  private readonly commits: PostgresGroupCommit;
+  private readonly watcher: PostgresWatch;
   private ready: Promise<void> | undefined;
-  private queue: PendingAppend[] = [];
-  private flushScheduled = false;
-  private inFlight: Promise<void> | undefined;
   private closing = false;
   private closed = false;
-  private counters = { flushes: 0, appends: 0, events: 0 };
-
-  private readonly listeners = new Set<() => void>();
-  private wakeScheduled = false;
-  private lastSeenHead: LogPosition = LOG_START;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private polling = false;
-  private listen: Client | undefined;
-  private listenTimer: NodeJS.Timeout | undefined;
-  private listenBackoffMs: number;
-  private listenDropped = false;
 
   constructor(options: PostgresEventStoreOptions) {
     const problem = postgresConnectionProblem(options.url);
     if (problem !== undefined) throw new Error(`${STORE}: ${problem}`);
     this.url = options.url;
     this.errors = new ThrottledLog(options.log ?? consoleFailureSink);
-    this.pollMs = options.pollMs ?? 1000;
-    this.relistenMs = options.relistenMs ?? 250;
-    this.relistenMaxMs = options.relistenMaxMs ?? 10_000;
-    this.listenBackoffMs = this.relistenMs;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-    this.maxBatchEvents = options.maxBatchEvents ?? 10_000;
-    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
+    this.watcher = new PostgresWatch({
+      clientConfig: () => this.clientConfig(),
+      headPosition: () => this.headPosition(),
+      logFailure: (what, error, after) => this.logFailure(what, error, after),
+      errors: this.errors,
+      pollMs: options.pollMs ?? 1000,
+      relistenMs: options.relistenMs ?? 250,
+      relistenMaxMs: options.relistenMaxMs ?? 10_000,
+    });
+    this.commits = new PostgresGroupCommit(
+      (config) => this.query(config),
+      {
+        maxBatchEvents: options.maxBatchEvents ?? 10_000,
+        maxBatchBytes: options.maxBatchBytes ?? 16 * 1024 * 1024,
+      },
+      (head) => this.watcher.committed(head),
+    );
     this.pool = new Pool(this.clientConfig({ max: options.poolSize ?? 10 }));
     // An idle connection that fails is dropped by the pool; without a listener it would crash us.
     this.pool.on('error', (error) => {
@@ -205,7 +144,7 @@ export class PostgresEventStore implements EventStore {
 
   /** Group-commit counters, for tests and the benchmark. */
   get stats(): PostgresEventStoreStats {
-    return { ...this.counters };
+    return this.commits.stats;
   }
 
   /** Where this store connects, without credentials. */
@@ -281,149 +220,7 @@ export class PostgresEventStore implements EventStore {
     expected: ExpectedRevision,
   ): Promise<AppendResult> {
     if (this.closing) return Promise.reject(new Error('event store is closed'));
-    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
-    let encoded: EncodedEvent[];
-    try {
-      encoded = this.encode(streamId, events);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ streamId, expected, events: encoded, resolve, reject });
-      this.scheduleFlush();
-    });
-  }
-
-  private encode(streamId: string, events: readonly NewEvent[]): EncodedEvent[] {
-    if (hasNul(streamId)) throw new Error('a stream id cannot contain NUL characters');
-    const ids = new Set<string>();
-    return events.map((e) => {
-      if (hasNul(e.eventId) || hasNul(e.type)) {
-        throw new Error('event ids and types cannot contain NUL characters');
-      }
-      if (ids.has(e.eventId)) {
-        throw new Error(`append to ${streamId} carries event id ${e.eventId} twice`);
-      }
-      ids.add(e.eventId);
-      return [e.eventId, e.type, JSON.stringify(e.data) ?? 'null', JSON.stringify(e.metadata)];
-    });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled || this.inFlight || this.queue.length === 0) return;
-    this.flushScheduled = true;
-    // setImmediate, not a microtask: callers resumed by the previous flush append again within
-    // this turn, and all of them share the next transaction.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      if (this.inFlight || this.queue.length === 0) return;
-      const batch = this.takeBatch();
-      this.inFlight = this.flush(batch)
-        // flush() settles every append itself; this only guards against a bug in it.
-        .catch((error: unknown) => batch.forEach((p) => p.reject(error)))
-        .finally(() => {
-          this.inFlight = undefined;
-          this.scheduleFlush();
-        });
-    });
-  }
-
-  /**
-   * The appends at the head of the queue that go into one transaction: up to `maxBatchEvents`
-   * events and `maxBatchBytes` of JSON (at least one append), stopping before an append that
-   * repeats an event id of an earlier one in the batch (it is judged in the next transaction,
-   * against what this one wrote).
-   */
-  private takeBatch(): PendingAppend[] {
-    const ids = new Set<string>();
-    let events = 0;
-    let bytes = 0;
-    let n = 0;
-    for (; n < this.queue.length; n++) {
-      const p = this.queue[n];
-      let size = 0;
-      for (const e of p.events) size += e[2].length + e[3].length;
-      if (n > 0 && events + p.events.length > this.maxBatchEvents) break;
-      if (n > 0 && bytes + size > this.maxBatchBytes) break;
-      if (p.events.some((e) => ids.has(e[0]))) break;
-      for (const e of p.events) ids.add(e[0]);
-      events += p.events.length;
-      bytes += size;
-    }
-    return this.queue.splice(0, n);
-  }
-
-  private async flush(batch: readonly PendingAppend[]): Promise<void> {
-    const streams: string[] = [];
-    const expected: number[] = [];
-    const prev: number[] = [];
-    const counts: number[] = [];
-    const owner: number[] = [];
-    const ids: string[] = [];
-    const types: string[] = [];
-    const data: string[] = [];
-    const metadata: string[] = [];
-    const lastOfStream = new Map<string, number>();
-    for (let i = 0; i < batch.length; i++) {
-      const p = batch[i];
-      streams.push(p.streamId);
-      expected.push(expectedCode(p.expected));
-      prev.push(lastOfStream.get(p.streamId) ?? 0);
-      lastOfStream.set(p.streamId, i + 1);
-      counts.push(p.events.length);
-      for (const e of p.events) {
-        owner.push(i + 1);
-        ids.push(e[0]);
-        types.push(e[1]);
-        data.push(e[2]);
-        metadata.push(e[3]);
-      }
-    }
-    let rows: Array<[number, number | null, LogPosition | null]>;
-    try {
-      rows = await this.query<[number, number | null, LogPosition | null]>({
-        name: 'events_append_batch',
-        text: 'SELECT * FROM events_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-        values: [streams, expected, prev, counts, owner, ids, types, data, metadata],
-        rowMode: 'array',
-      });
-    } catch (error) {
-      // Nothing of the batch committed (or, when the connection died at COMMIT, perhaps all of
-      // it): every append fails, and a retry with the same ids is a no-op if it did commit.
-      this.counters.flushes++;
-      this.counters.appends += batch.length;
-      for (const p of batch) p.reject(error);
-      return;
-    }
-    this.counters.flushes++;
-    this.counters.appends += batch.length;
-    let head: LogPosition | undefined;
-    for (let i = 0; i < batch.length; i++) {
-      const p = batch[i];
-      const row = rows[i];
-      if (!row) {
-        p.reject(new Error(`${STORE}: the batch append returned no outcome for ${p.streamId}`));
-        continue;
-      }
-      const [status, revision, position] = row;
-      if (status === 0 && revision !== null && position !== null) {
-        this.counters.events += p.events.length;
-        head = position;
-        p.resolve({ revision, position, appended: true });
-      } else if (status === 1 && revision !== null && position !== null) {
-        p.resolve({ revision, position, appended: false });
-      } else if (status === 2) {
-        p.reject(new ConcurrencyConflictError(p.streamId, p.expected, revision));
-      } else if (status === 3) {
-        p.reject(new IdempotencyMismatchError(p.streamId));
-      } else {
-        p.reject(new Error(`${STORE}: unexpected batch outcome ${JSON.stringify(row)}`));
-      }
-    }
-    if (head !== undefined) {
-      if (head > this.lastSeenHead) this.lastSeenHead = head;
-      this.wake();
-    }
+    return this.commits.append(streamId, events, expected);
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -506,115 +303,11 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Wakes `listener` on every NOTIFY of a commit that added events (one LISTEN connection per
-   * store, re-established with a backoff when lost), after this store's own appends, and when a
-   * poll of the head finds it moved (notifications lost with a connection). Coalesced.
+   * Wakes `listener` on every NOTIFY of a commit that added events, after this store's own
+   * appends, and when a poll of the head finds it moved (postgres-watch.ts). Coalesced.
    */
   watch(listener: () => void): () => void {
-    this.listeners.add(listener);
-    if (!this.closed) this.startWatching();
-    return () => {
-      this.listeners.delete(listener);
-      if (this.listeners.size === 0) this.stopWatching();
-    };
-  }
-
-  private startWatching(): void {
-    if (!this.pollTimer) {
-      this.pollTimer = setInterval(() => void this.poll(), this.pollMs);
-      this.pollTimer.unref();
-      void this.headPosition()
-        .then((head) => {
-          if (head > this.lastSeenHead) this.lastSeenHead = head;
-        })
-        .catch(() => undefined);
-    }
-    if (!this.listen && !this.listenTimer) this.connectListener();
-  }
-
-  private stopWatching(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = undefined;
-    if (this.listenTimer) clearTimeout(this.listenTimer);
-    this.listenTimer = undefined;
-    const client = this.listen;
-    this.listen = undefined;
-    void client?.end().catch(() => undefined);
-  }
-
-  private connectListener(): void {
-    const client = new Client(this.clientConfig());
-    this.listen = client;
-    let lost = false;
-    const onLost = (error: unknown): void => {
-      if (lost) return;
-      lost = true;
-      void client.end().catch(() => undefined);
-      if (this.listen !== client) return; // stopped on purpose
-      this.listen = undefined;
-      this.listenDropped = true;
-      this.logFailure(
-        'the LISTEN connection failed',
-        error,
-        `; listening again in ${this.listenBackoffMs} ms, polling meanwhile`,
-      );
-      this.listenTimer = setTimeout(() => {
-        this.listenTimer = undefined;
-        if (this.listeners.size > 0 && !this.closed) this.connectListener();
-      }, this.listenBackoffMs);
-      this.listenTimer.unref();
-      this.listenBackoffMs = Math.min(this.listenBackoffMs * 2, this.relistenMaxMs);
-      this.wake();
-    };
-    client.on('error', onLost);
-    client.on('end', () => onLost(new Error('the connection ended')));
-    client.on('notification', () => this.wake());
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${EVENTS_CHANNEL}`))
-      .then(() => {
-        if (lost || this.listen !== client) return;
-        this.listenBackoffMs = this.relistenMs;
-        if (this.listenDropped) {
-          this.listenDropped = false;
-          this.errors.clear();
-          this.wake(); // commits made while nobody listened
-        }
-      })
-      .catch(onLost);
-  }
-
-  private async poll(): Promise<void> {
-    if (this.polling || this.closed) return;
-    this.polling = true;
-    try {
-      const head = await this.headPosition();
-      if (head > this.lastSeenHead) {
-        this.lastSeenHead = head;
-        this.wake();
-      }
-    } catch (error) {
-      this.logFailure("polling the log's head failed", error);
-    } finally {
-      this.polling = false;
-    }
-  }
-
-  private wake(): void {
-    if (this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    setImmediate(() => {
-      this.wakeScheduled = false;
-      if (this.closed) return;
-      for (const listener of [...this.listeners]) {
-        try {
-          listener();
-        } catch (error) {
-          // One failing listener must not starve the others; readers catch up from checkpoints.
-          this.errors.failure(`${STORE}: a listener of new events threw`, error);
-        }
-      }
-    });
+    return this.watcher.watch(listener);
   }
 
   async ping(): Promise<void> {
@@ -625,13 +318,9 @@ export class PostgresEventStore implements EventStore {
     if (this.closing) return;
     this.closing = true;
     // Appends already made were promised a transaction: write them before closing.
-    while (this.inFlight || this.queue.length > 0 || this.flushScheduled) {
-      if (this.inFlight) await this.inFlight;
-      else await new Promise<void>((resolve) => setImmediate(resolve));
-    }
+    await this.commits.drain();
     this.closed = true;
-    this.listeners.clear();
-    this.stopWatching();
+    this.watcher.close();
     await this.ready?.catch(() => undefined);
     await this.pool.end();
   }

@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { EventMetadata } from '../../kernel/src';
 import {
   AppendResult,
   ConcurrencyConflictError,
@@ -13,6 +12,11 @@ import {
   ReadStreamOptions,
   StoredEvent,
 } from './port';
+import { Statements, openEventLog, toStoredEvents } from './sqlite-schema';
+import { StreamHeads } from './sqlite-stream-heads';
+
+// The file's layout and opening live in sqlite-schema; callers (and the benchmark) find them here.
+export { EVENTS_SCHEMA, EventStoreInUseError, SQLITE_TUNING } from './sqlite-schema';
 
 export type SqliteEventStoreOptions = {
   /** A file path, or ':memory:' for throwaway stores. */
@@ -35,17 +39,6 @@ export type SqliteEventStoreOptions = {
   readonly openWaitMs?: number;
 };
 
-/** The file is held by another connection opened with `exclusive` (another control plane). */
-export class EventStoreInUseError extends Error {
-  constructor(readonly file: string) {
-    super(
-      `the event log ${file} is in use by another process: the embedded store serves one ` +
-        'control plane at a time (stop the other one, or use EVENTSTORE_URL)',
-    );
-    this.name = 'EventStoreInUseError';
-  }
-}
-
 export type SqliteEventStoreStats = {
   /** Transactions committed by the group-commit writer. */
   readonly flushes: number;
@@ -55,41 +48,6 @@ export type SqliteEventStoreStats = {
   readonly events: number;
 };
 
-/** The events table, its type index and the append-only triggers (exported for the benchmark). */
-export const EVENTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position INTEGER PRIMARY KEY AUTOINCREMENT,
-  event_id TEXT UNIQUE NOT NULL,
-  stream_id TEXT NOT NULL,
-  revision INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  data TEXT NOT NULL,
-  metadata TEXT NOT NULL,
-  UNIQUE (stream_id, revision)
-);
-CREATE INDEX IF NOT EXISTS events_type ON events (type);
-CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'events are append-only: UPDATE is forbidden'); END;
-CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
-BEGIN SELECT RAISE(ABORT, 'events are append-only: DELETE is forbidden'); END;
-`;
-
-/** Connection settings shared with the benchmark's raw ceiling, so both sides run alike. */
-/** Stream heads remembered in memory (~100 bytes each). */
-const HEADS_CAPACITY = 250_000;
-
-export const SQLITE_TUNING: readonly string[] = [
-  // Several processes may share the file: wait for the writer lock instead of failing.
-  'busy_timeout = 5000',
-  // Random event ids dirty many index pages per commit: keep them cached (64 MiB)...
-  'cache_size = -65536',
-  // ...and checkpoint every ~40 MiB of WAL rather than 4, so a page rewritten by many commits
-  // is copied back to the database once. Durability is unchanged: the WAL is fsynced per commit.
-  'wal_autocheckpoint = 10000',
-];
-
-const COLUMNS = 'position, event_id, stream_id, revision, type, data, metadata';
-type Row = [LogPosition, string, string, number, string, string, string];
 /** [eventId, type, data JSON, metadata JSON], serialized before the flush so a bad payload fails alone. */
 type EncodedEvent = [string, string, string, string];
 
@@ -118,30 +76,13 @@ const isUniqueViolation = (error: unknown): boolean =>
  */
 const positionStep = (event: EncodedEvent): number => event[2].length + event[3].length + 64;
 
-/** Raw rows and a plain loop: replay speed is dominated by this mapping. */
-const toStoredEvents = (rows: readonly Row[]): StoredEvent[] => {
-  const out: StoredEvent[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i];
-    out[i] = {
-      position: r[0],
-      eventId: r[1],
-      streamId: r[2],
-      revision: r[3],
-      type: r[4],
-      data: JSON.parse(r[5]),
-      metadata: JSON.parse(r[6]) as EventMetadata,
-    };
-  }
-  return out;
-};
-
 /**
  * The embedded event store: one SQLite file in WAL mode. Appends made in the same event-loop
  * turn are group-committed in one IMMEDIATE transaction (one fsync), each validated on its own.
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
+  private readonly stmt: Statements;
   private readonly pollMs: number;
   private queue: PendingAppend[] = [];
   private flushScheduled = false;
@@ -151,93 +92,14 @@ export class SqliteEventStore implements EventStore {
   private notifyScheduled = false;
   private lastSeenHead: LogPosition = LOG_START;
   private counters = { flushes: 0, appends: 0, events: 0 };
-  /**
-   * Stream heads this connection knows exactly (-1: no such stream): every head it read, and
-   * every head its own commits moved. Another connection's commit changes `data_version`
-   * (own commits do not), and the whole map is dropped, so an answer is never stale.
-   */
-  private readonly heads = new Map<string, number>();
-  private headsVersion = -1;
-  private readonly exclusive: boolean;
-
-  private readonly stmt: {
-    begin: Database.Statement;
-    commit: Database.Statement;
-    rollback: Database.Statement;
-    savepoint: Database.Statement;
-    rollbackTo: Database.Statement;
-    release: Database.Statement;
-    insert: Database.Statement<[number, string, string, number, string, string, string]>;
-    head: Database.Statement<[string], [number, LogPosition]>;
-    heads: Database.Statement<[string], number | null>;
-    streamOfId: Database.Statement<[string], string>;
-    maxPosition: Database.Statement<[], LogPosition | null>;
-    countAfter: Database.Statement<[LogPosition, number], number>;
-    dataVersion: Database.Statement<[], number>;
-    readAll: Database.Statement<[LogPosition, number], Row>;
-    readAllTypes: Database.Statement<[LogPosition, string, number], Row>;
-    readStream: Database.Statement<[string, number, number], Row>;
-  };
+  private readonly heads: StreamHeads;
 
   constructor(options: SqliteEventStoreOptions) {
     this.pollMs = options.pollMs ?? 250;
-    this.exclusive = options.exclusive ?? false;
-    this.db = new Database(options.file, { timeout: options.openWaitMs ?? 5000 });
-    if (this.exclusive) this.holdExclusively(options.file);
-    this.db.pragma('journal_mode = WAL');
-    // FULL: the WAL is fsynced at every COMMIT, so an acknowledged append survives power loss.
-    this.db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-    for (const pragma of SQLITE_TUNING) this.db.pragma(pragma);
-    this.db.exec(EVENTS_SCHEMA);
-    const db = this.db;
-    this.stmt = {
-      begin: db.prepare('BEGIN IMMEDIATE'),
-      commit: db.prepare('COMMIT'),
-      rollback: db.prepare('ROLLBACK'),
-      savepoint: db.prepare('SAVEPOINT append'),
-      rollbackTo: db.prepare('ROLLBACK TO append'),
-      release: db.prepare('RELEASE append'),
-      insert: db.prepare(
-        'INSERT INTO events (position, event_id, stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      head: db
-        .prepare<[string], [number, LogPosition]>(
-          'SELECT revision, position FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
-        )
-        .raw(),
-      heads: db
-        .prepare<[string], number | null>(
-          `SELECT (SELECT revision FROM events WHERE stream_id = j.value ORDER BY revision DESC LIMIT 1)
-           FROM json_each(?) AS j ORDER BY j.key`,
-        )
-        .pluck(),
-      streamOfId: db
-        .prepare<[string], string>('SELECT stream_id FROM events WHERE event_id = ?')
-        .pluck(),
-      maxPosition: db.prepare<[], LogPosition | null>('SELECT max(position) FROM events').pluck(),
-      countAfter: db
-        .prepare<[LogPosition, number], number>(
-          'SELECT count(*) FROM (SELECT 1 FROM events WHERE position > ? LIMIT ?)',
-        )
-        .pluck(),
-      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
-      readAll: db
-        .prepare<[LogPosition, number], Row>(
-          `SELECT ${COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
-        )
-        .raw(),
-      readAllTypes: db
-        .prepare<[LogPosition, string, number], Row>(
-          `SELECT ${COLUMNS} FROM events WHERE position > ? AND type IN (SELECT value FROM json_each(?))
-           ORDER BY position LIMIT ?`,
-        )
-        .raw(),
-      readStream: db
-        .prepare<[string, number, number], Row>(
-          `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
-        )
-        .raw(),
-    };
+    const log = openEventLog(options);
+    this.db = log.db;
+    this.stmt = log.stmt;
+    this.heads = new StreamHeads(this.stmt, options.exclusive ?? false);
     this.lastSeenHead = this.stmt.maxPosition.get() ?? LOG_START;
   }
 
@@ -304,7 +166,7 @@ export class SqliteEventStore implements EventStore {
       // (Before the commit they could still roll back; a failed append changed no head.)
       for (let i = 0; i < batch.length; i++) {
         const o = outcomes[i];
-        if (o.ok && o.result.appended) this.rememberHead(batch[i].streamId, o.result.revision);
+        if (o.ok && o.result.appended) this.heads.remember(batch[i].streamId, o.result.revision);
       }
     } catch (error) {
       // Anything but a per-append refusal (I/O, busy, bug) fails the whole batch: nothing committed.
@@ -391,73 +253,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   async streamRevision(streamId: string): Promise<number | null> {
-    const known = this.knownHeads().get(streamId);
-    if (known !== undefined) return known < 0 ? null : known;
-    const revision = this.stmt.head.get(streamId)?.[0] ?? null;
-    this.rememberHead(streamId, revision ?? -1);
-    return revision;
+    return this.heads.revision(streamId);
   }
 
   /** At once: the heads are read in process. */
   streamRevisions(streamIds: readonly string[]): Array<number | null> {
-    return this.headsOf(streamIds);
-  }
-
-  /** Known heads from memory; the rest in one statement (a report of 100 nodes checks 100). */
-  private headsOf(streamIds: readonly string[]): Array<number | null> {
-    if (streamIds.length === 0) return [];
-    const known = this.knownHeads();
-    const out: Array<number | null> = new Array(streamIds.length);
-    let missing: number[] | undefined;
-    for (let i = 0; i < streamIds.length; i++) {
-      const head = known.get(streamIds[i]);
-      if (head === undefined) (missing ??= []).push(i);
-      else out[i] = head < 0 ? null : head;
-    }
-    if (missing) {
-      const read = this.stmt.heads.all(JSON.stringify(missing.map((i) => streamIds[i])));
-      for (let j = 0; j < missing.length; j++) {
-        out[missing[j]] = read[j];
-        this.rememberHead(streamIds[missing[j]], read[j] ?? -1);
-      }
-    }
-    return out;
-  }
-
-  /** The heads map, emptied first if another connection committed since the last look. */
-  /**
-   * EXCLUSIVE locking mode set before the first access (WAL then keeps its index in this
-   * process's memory, no shared memory), and the lock taken now by an empty exclusive
-   * transaction, so a second control plane on the same file fails at start, not at its first
-   * append. The lock is the operating system's: it goes with the process, even on SIGKILL.
-   */
-  private holdExclusively(file: string): void {
-    try {
-      this.db.pragma('locking_mode = EXCLUSIVE');
-      this.db.exec('BEGIN EXCLUSIVE; COMMIT');
-    } catch (error) {
-      this.db.close();
-      if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY'))
-        throw new EventStoreInUseError(file);
-      throw error;
-    }
-  }
-
-  private knownHeads(): Map<string, number> {
-    // The only connection to the file: every head it knows is exact.
-    if (this.exclusive) return this.heads;
-    const version = this.stmt.dataVersion.get() as number;
-    if (version !== this.headsVersion) {
-      this.heads.clear();
-      this.headsVersion = version;
-    }
-    return this.heads;
-  }
-
-  private rememberHead(streamId: string, revision: number): void {
-    // Bounded: past the limit start over (a miss is one indexed read, never a wrong answer).
-    if (this.heads.size >= HEADS_CAPACITY && !this.heads.has(streamId)) this.heads.clear();
-    this.heads.set(streamId, revision);
+    return this.heads.revisions(streamIds);
   }
 
   async readAll(options: ReadAllOptions): Promise<StoredEvent[]> {

@@ -1,7 +1,13 @@
 import { Message } from './messages';
 
-/** Reads an old stored version of an event as the current one. */
-export type Upcaster = (data: unknown) => Message;
+/**
+ * Reads an event stored under an old name or version: the type it reads as now (`to`) and its
+ * data in the current shape (`up`; unchanged when absent, as for a rename).
+ */
+export type Upcaster<E extends Message = Message> = {
+  readonly to: E['type'];
+  readonly up?: (data: unknown) => unknown;
+};
 
 /**
  * Maps events to versioned stored type names (`NodeCordoned.v1`) and back. Old versions are
@@ -9,16 +15,19 @@ export type Upcaster = (data: unknown) => Message;
  */
 export class EventCodec<E extends Message> {
   private readonly byStored = new Map<string, (data: unknown) => E>();
+  private readonly typeOf = new Map<string, E['type']>();
 
   constructor(
     private readonly versions: { readonly [K in E['type']]: number },
-    upcasters: Readonly<Record<string, Upcaster>> = {},
+    upcasters: Readonly<Record<string, Upcaster<E>>> = {},
   ) {
-    for (const [type, version] of Object.entries(versions) as [string, number][]) {
+    for (const [type, version] of Object.entries(versions) as [E['type'], number][]) {
       this.byStored.set(`${type}.v${version}`, (data) => ({ type, data }) as unknown as E);
+      this.typeOf.set(`${type}.v${version}`, type);
     }
-    for (const [stored, up] of Object.entries(upcasters)) {
-      this.byStored.set(stored, (data) => up(data) as E);
+    for (const [stored, { to, up }] of Object.entries(upcasters)) {
+      this.byStored.set(stored, (data) => ({ type: to, data: up ? up(data) : data }) as E);
+      this.typeOf.set(stored, to);
     }
   }
 
@@ -36,5 +45,10 @@ export class EventCodec<E extends Message> {
   /** Every stored type name this codec reads (current and upcast). */
   storedTypes(): string[] {
     return [...this.byStored.keys()];
+  }
+
+  /** The stored type names that read as `type`: its current version and any upcast to it. */
+  storedTypesOf(type: E['type']): string[] {
+    return [...this.typeOf].filter(([, to]) => to === type).map(([stored]) => stored);
   }
 }

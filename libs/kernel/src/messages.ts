@@ -21,6 +21,8 @@ export type CommandContext = {
   readonly actor: Actor;
   /** The command's time, decided once at the edge: deciders never read a clock. */
   readonly now: Date;
+  /** Issued by the leader's periodic work: the fencing epoch of its lease term (recorded). */
+  readonly leaderEpoch?: number;
 };
 
 /** What a system command needs of the stored event that caused it. */
@@ -38,6 +40,8 @@ export type SystemContextOptions = {
   readonly causationId?: string;
   /** The command's time (default: now). */
   readonly now?: Date;
+  /** The leader's lease term it is issued in (periodic work only). */
+  readonly leaderEpoch?: number;
 };
 
 /**
@@ -50,13 +54,16 @@ export const systemContext = (
   options: SystemContextOptions = {},
 ): CommandContext => {
   const { cause, now = new Date() } = options;
-  return {
+  const context: CommandContext = {
     commandId,
     correlationId: cause?.metadata.correlationId ?? options.correlationId ?? commandId,
     causationId: cause?.eventId ?? options.causationId ?? commandId,
     actor: SYSTEM_ACTOR,
     now,
   };
+  return options.leaderEpoch === undefined
+    ? context
+    : { ...context, leaderEpoch: options.leaderEpoch };
 };
 
 export type EventMetadata = {
@@ -66,4 +73,6 @@ export type EventMetadata = {
   readonly occurredAt: string;
   readonly schemaVersion: number;
   readonly commandId?: string;
+  /** Appended by the leader's periodic work in this lease term (see CommandContext). */
+  readonly leaderEpoch?: number;
 };

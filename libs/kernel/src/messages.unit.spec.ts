@@ -38,4 +38,9 @@ describe('systemContext', () => {
     expect(ctx.now.getTime()).toBeLessThanOrEqual(Date.now());
     expect(ctx.actor).toBe(SYSTEM_ACTOR);
   });
+
+  it("carries the leader's lease epoch when issued by its periodic work, and none otherwise", () => {
+    expect(systemContext('cmd-6', { now, leaderEpoch: 3 })).toMatchObject({ leaderEpoch: 3 });
+    expect(systemContext('cmd-7', { now })).not.toHaveProperty('leaderEpoch');
+  });
 });

@@ -1,6 +1,6 @@
 import { assertNever } from '../../../../libs/kernel/src';
-import { priceSegment } from '../sessions/billing';
-import { Placement, SessionEvent } from '../sessions/session.events';
+import { priceSegment } from './billing-arithmetic';
+import { Placement, SessionEvent } from '../sessions';
 
 /** One closed running segment of a session, priced at the rate fixed when it opened. */
 export type BillingLine = {

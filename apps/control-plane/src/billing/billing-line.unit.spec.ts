@@ -1,4 +1,4 @@
-import { Placement, SessionEvent } from '../sessions/session.events';
+import { Placement, SessionEvent } from '../sessions';
 import {
   BillingLine,
   RECORD_FIELDS,

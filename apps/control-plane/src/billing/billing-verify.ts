@@ -5,7 +5,7 @@ import {
   laterPosition,
 } from '../../../../libs/eventstore/src/port';
 import { Filter, ReadModelStore, findAll, pagesOf } from '../../../../libs/readmodels/src/port';
-import { SessionEvent, sessionCodec, sessionStreamId } from '../sessions/session.events';
+import { SessionEvent, sessionCodec, sessionStreamId } from '../sessions';
 import { BillingLine, BillingRecord, recordView, segmentsOf } from './billing-line';
 import { BILLING_RECORDS, BillingRecordDoc } from './billing.projection';
 

@@ -1,7 +1,7 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { sessionCodec } from '../sessions/session.events';
+import { sessionCodec } from '../sessions';
 import { BillingController } from './billing.controller';
 import { billingProjection } from './billing.projection';
 

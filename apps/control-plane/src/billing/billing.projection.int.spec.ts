@@ -10,7 +10,7 @@ import {
   ReadModelStore,
 } from '../../../../libs/readmodels/src';
 import { appendSession, placement } from '../../../../test/support/session-events';
-import { sessionCodec } from '../sessions/session.events';
+import { sessionCodec } from '../sessions';
 import { segmentsOf } from './billing-line';
 import { recordsMatching } from './billing-verify';
 import {

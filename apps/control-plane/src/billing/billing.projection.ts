@@ -1,6 +1,6 @@
 import { Projection } from '../../../../libs/cqrs/src';
 import { Doc } from '../../../../libs/readmodels/src/port';
-import { Placement, sessionCodec } from '../sessions/session.events';
+import { Placement, sessionCodec } from '../sessions';
 import { BillingLine, BillingRecord, billingStep, toBillingRecord } from './billing-line';
 
 export const BILLING_PROJECTION = 'billing';

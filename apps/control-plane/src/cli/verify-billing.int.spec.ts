@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { SqliteEventStore } from '../../../../libs/eventstore/src';
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
 import { appendSession, placement } from '../../../../test/support/session-events';
-import { BILLING_RECORDS, billingProjection } from '../billing/billing.projection';
+import { BILLING_RECORDS, billingProjection } from '../billing';
 import { rebuildReadModels } from '../platform/runtime/rebuild';
 import { verifyBilling } from './verify-billing';
 

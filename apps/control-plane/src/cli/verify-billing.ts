@@ -4,8 +4,13 @@
  */
 import { EventStore } from '../../../../libs/eventstore/src/port';
 import { ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { BillingAudit, BillingMismatch, auditBilling } from '../billing/billing-verify';
-import { BILLING_PROJECTION, billingProjection } from '../billing/billing.projection';
+import {
+  BillingAudit,
+  BillingMismatch,
+  auditBilling,
+  BILLING_PROJECTION,
+  billingProjection,
+} from '../billing';
 import { rebuildReadModels } from '../platform/runtime/rebuild';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { loadMaintenanceConfig, openRebuildContext } from './rebuild';

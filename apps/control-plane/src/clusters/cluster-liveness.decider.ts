@@ -1,6 +1,5 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
 import { Decider, DomainError, assertNever } from '../../../../libs/kernel/src';
-import { isBeingRemoved } from '../nodes/node.events';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
 export type ClusterLivenessCommand =
@@ -34,7 +33,7 @@ export type ClusterLivenessState =
     }
   | {
       status: 'stalled';
-      since: string;
+      stalledAt: string;
       held: ReadonlySet<string>;
       heldNodes: ReadonlyArray<{ nodeId: string; hostname: string }>;
     };
@@ -58,7 +57,7 @@ export const clusterLivenessDecider: Decider<
       case 'ClusterReportsStalled':
         return {
           status: 'stalled',
-          since: event.data.at,
+          stalledAt: event.data.at,
           held: new Set(event.data.staleNodes.map((n) => n.nodeId)),
           heldNodes: event.data.staleNodes,
         };
@@ -85,7 +84,7 @@ export const clusterLivenessDecider: Decider<
         if (!command.data.reportedNodeIds.some((id) => held.has(id))) return [];
         const { clusterId, at } = command.data;
         return [
-          { type: 'ClusterReportsResumed', data: { clusterId, at, stalledSince: state.since } },
+          { type: 'ClusterReportsResumed', data: { clusterId, at, stalledSince: state.stalledAt } },
         ];
       }
       case 'ConfirmClusterOutage': {
@@ -96,7 +95,7 @@ export const clusterLivenessDecider: Decider<
             type: 'ClusterOutageConfirmed',
             data: {
               clusterId,
-              stalledSince: state.since,
+              stalledSince: state.stalledAt,
               heldNodes: [...state.heldNodes],
               reason,
               at,
@@ -118,50 +117,4 @@ export const clusterLivenessAggregate: Aggregate<
   name: 'cluster-liveness',
   decider: clusterLivenessDecider,
   codec: clusterLivenessCodec,
-};
-
-export type StaleCandidate = { nodeId: string; hostname: string; lastSeenAt: number };
-
-/**
- * The mass-failure guard (after Kubernetes' zone-disruption handling): when more than
- * `ratio` of a cluster's online nodes, and at least `minNodes`, are stale together, the
- * likelier fault is the operator or our ingest, not the nodes.
- */
-export const isMassFailure = (
-  stale: number,
-  online: number,
-  ratio: number,
-  minNodes: number,
-): boolean => online > 0 && stale >= minNodes && stale / online > ratio;
-
-/** An online node of a cluster as the mass-failure guard weighs it. */
-export type GuardNode = {
-  /** Its last sighting (or when the loss of its heartbeat was noticed). */
-  readonly seenAt: number;
-  /** Where its silence is timed from: its last sighting, or a later restart of every clock. */
-  readonly silentSince: number;
-  /** The removal a pool operation asked for, if any (`until`: the operation's deadline). */
-  readonly removal: { readonly until: string } | null;
-};
-
-/**
- * The nodes the guard counts (`judged`, the denominator) and those of them that fell silent
- * (`stale`, silent for half a window: nodes report every few seconds, so one silent that long
- * stopped with the others). Left out of both: silence from before an admin confirmed an
- * outage (those nodes go offline), and nodes a pool operation is removing, until its deadline:
- * the provisioner takes them down, so their silence is expected, not a fault of the cluster.
- */
-export const weighSilence = <N extends GuardNode>(
-  nodes: readonly N[],
-  now: number,
-  staleMs: number,
-  outageConfirmedAt: number | null,
-): { judged: N[]; stale: N[] } => {
-  const judged = nodes.filter(
-    (n) =>
-      (outageConfirmedAt === null || n.seenAt >= outageConfirmedAt) &&
-      !isBeingRemoved(n.removal, now),
-  );
-  const stale = judged.filter((n) => n.silentSince + staleMs / 2 <= now);
-  return { judged, stale };
 };

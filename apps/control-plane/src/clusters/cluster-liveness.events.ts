@@ -42,5 +42,3 @@ export const clusterLivenessCodec = new EventCodec<ClusterLivenessEvent>({
   ClusterReportsResumed: 1,
   ClusterOutageConfirmed: 1,
 });
-
-export const clusterStreamId = (clusterId: string): string => `cluster-${clusterId}`;

@@ -2,7 +2,13 @@ import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
 import { clusterDecider, compareVersions } from './cluster.decider';
 import { ClusterEvent, ClusterStatus } from './cluster.events';
 import { Cidr, checkCidr, cidrsOverlap } from './cidr';
-import { at, moved, requested, running, upgradingTo131 } from './testing/cluster-events';
+import {
+  at,
+  moved,
+  requested,
+  running,
+  upgradingTo131,
+} from '../../../../test/support/cluster-events';
 
 const spec = deciderSpec(clusterDecider);
 const go = (to: ClusterStatus) => ({

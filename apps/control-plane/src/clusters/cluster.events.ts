@@ -12,6 +12,9 @@ export const CLUSTER_STATUSES = [
 ] as const;
 export type ClusterStatus = (typeof CLUSTER_STATUSES)[number];
 
+/** The cluster's stream: its lifecycle and its liveness (cluster-liveness.events.ts) both. */
+export const clusterStreamId = (clusterId: string): string => `cluster-${clusterId}`;
+
 /**
  * The cluster's lifecycle on `cluster-<id>`, beside the liveness events of the same stream
  * (each decider decodes only its own). Pools are listed here too: the cluster stream is where

@@ -9,8 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { CommandContext, invalidTransition } from '../../../../libs/kernel/src';
-import { OperationsService } from '../operations/operations.service';
-import { OperationAccepted } from '../pools/pools.dto';
+import { CommandBus } from '@nestjs/cqrs';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import {
@@ -18,9 +17,11 @@ import {
   ClusterView,
   ConfirmOutageDto,
   CreateClusterDto,
+  OperationAccepted,
   TransitionClusterDto,
   UpgradeClusterDto,
 } from './clusters.dto';
+import { OpenClusterOperation } from './clusters.messages';
 import { ClustersService } from './clusters.service';
 import { NoBody } from '../platform/http/no-body';
 
@@ -30,7 +31,7 @@ import { NoBody } from '../platform/http/no-body';
 export class ClustersController {
   constructor(
     @Inject(ClustersService) private readonly clusters: ClustersService,
-    @Inject(OperationsService) private readonly operations: OperationsService,
+    @Inject(CommandBus) private readonly commands: CommandBus,
   ) {}
 
   @Post()
@@ -43,11 +44,8 @@ export class ClustersController {
   ): Promise<ClusterCreated> {
     const created = await this.clusters.create(body, ctx);
     // The create_cluster operation follows the lifecycle the provisioner reports.
-    const { operationId } = await this.operations.openCluster(
-      created.clusterId,
-      'create_cluster',
-      null,
-      ctx,
+    const { operationId } = await this.commands.execute(
+      new OpenClusterOperation(created.clusterId, 'create_cluster', null, ctx),
     );
     return { ...created, operationId };
   }
@@ -70,11 +68,8 @@ export class ClustersController {
       },
       ctx,
     );
-    return this.operations.openCluster(
-      clusterId,
-      'upgrade_cluster',
-      `upgrade to ${body.k8sVersion}`,
-      ctx,
+    return this.commands.execute(
+      new OpenClusterOperation(clusterId, 'upgrade_cluster', `upgrade to ${body.k8sVersion}`, ctx),
     );
   }
 
@@ -92,11 +87,8 @@ export class ClustersController {
     if (cluster.status !== 'degraded' && cluster.status !== 'failed') {
       throw invalidTransition('cluster', cluster.status, 'be repaired');
     }
-    return this.operations.openCluster(
-      clusterId,
-      'repair_cluster',
-      `repair from ${cluster.status}`,
-      ctx,
+    return this.commands.execute(
+      new OpenClusterOperation(clusterId, 'repair_cluster', `repair from ${cluster.status}`, ctx),
     );
   }
 

@@ -56,6 +56,11 @@ export class UpgradeClusterDto {
   k8sVersion!: string;
 }
 
+/** The answer of a command that opened an operation (clusters' and pools' alike). */
+export class OperationAccepted {
+  @ApiProperty() operationId!: string;
+}
+
 export class ClusterCreated {
   @ApiProperty() clusterId!: string;
   @ApiProperty({ enum: CLUSTER_STATUSES }) status!: string;

@@ -1,6 +1,6 @@
 import { clusterDecider } from './cluster.decider';
 import { ClusterEvent } from './cluster.events';
-import { moved, running } from './testing/cluster-events';
+import { moved, running } from '../../../../test/support/cluster-events';
 import { ClusterDoc, projectCluster } from './clusters.projection';
 
 /** The document after the events, from the first on. */

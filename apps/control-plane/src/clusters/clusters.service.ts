@@ -1,15 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { CommandContext, systemContext, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandContext, notFound, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { clusterStreamId } from './cluster-liveness.events';
-import { nodeCodec } from '../nodes/node.events';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { ClusterCommand, clusterAggregate } from './cluster.decider';
 import { clusterLivenessAggregate } from './cluster-liveness.decider';
-import { ClusterStatus } from './cluster.events';
+import { ClusterStatus, clusterStreamId } from './cluster.events';
 import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
 import { checkCidr, cidrsOverlap } from './cidr';
 
@@ -105,20 +102,5 @@ export class ClustersService {
     const { _id: _i, _rev: _r, ...view } = doc;
     // Documents written before the guard was shown (a MongoDB not yet rebuilt).
     return { ...view, reports: view.reports ?? reportingNormally() };
-  }
-
-  /** Adoption: a cluster first seen in an operator's report exists from then on, as running. */
-  async react(stored: StoredEvent): Promise<void> {
-    if (!stored.streamId.startsWith('node-')) return;
-    const event = nodeCodec.decode(stored.type, stored.data);
-    if (event?.type !== 'NodeRegistered') return;
-    const { clusterId, nodeId, registeredAt } = event.data;
-    const commandId = uuidFrom('adopt-cluster', clusterId);
-    await this.pipeline.handle(
-      clusterAggregate,
-      clusterStreamId(clusterId),
-      { type: 'AdoptCluster', data: { clusterId, seenNodeId: nodeId, at: registeredAt } },
-      systemContext(commandId, { cause: stored, now: new Date(registeredAt) }),
-    );
   }
 }

@@ -8,10 +8,8 @@ import {
   POSTGRES_SCHEMES,
   postgresConnectionProblem,
 } from '../../../../libs/eventstore/src/postgres-connection';
-import { MIN_JWT_SECRET_LENGTH } from '../platform/auth/jwt-secret';
-
-export const GPU_MODELS = ['L40S', 'HPC_GPU', 'MIG_1g', 'MIG_2g', 'MIG_3g'] as const;
-export type GpuModel = (typeof GPU_MODELS)[number];
+import { GPU_MODELS, GpuModel } from '../catalog/catalog';
+import { MIN_JWT_SECRET_LENGTH } from './jwt-secret-rule';
 
 export type RateCard = {
   readonly currency: string;
@@ -57,6 +55,11 @@ export type Config = {
   readonly jobsRepairSec: number;
   /** How long the start waits for its network stores to answer before it gives up, naming them. */
   readonly startTimeoutSec: number;
+  /**
+   * Seconds the leader's lease lasts unrenewed (with REDIS_URL): replicas' periodic work runs in
+   * the leader only, and a leader that dies is replaced within this.
+   */
+  readonly leaderLeaseSec: number;
 };
 
 export class ConfigError extends Error {
@@ -261,5 +264,6 @@ export const loadConfig = (env: Env = process.env): Config => {
     heapGrowthPercent: integer(env, 'HEAP_GROWTH_PERCENT', 30, 0, 400),
     jobsRepairSec: integer(env, 'JOBS_REPAIR_SEC', 10, 1, 3600),
     startTimeoutSec: integer(env, 'START_TIMEOUT_SEC', 60, 1, 3600),
+    leaderLeaseSec: integer(env, 'LEADER_LEASE_SEC', 10, 1, 3600),
   };
 };

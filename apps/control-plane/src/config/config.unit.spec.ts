@@ -20,6 +20,11 @@ describe('configuration', () => {
     expect(config.redisUrl).toBeUndefined();
     expect(config.rateCard).toEqual(DEFAULT_RATE_CARD);
     expect(config.dataDir.endsWith('data')).toBe(true);
+    expect(config.leaderLeaseSec).toBe(10);
+  });
+
+  it('reads LEADER_LEASE_SEC', () => {
+    expect(loadConfig({ LEADER_LEASE_SEC: '3' }).leaderLeaseSec).toBe(3);
   });
 
   it('reads every setting of the contract', () => {
@@ -142,6 +147,10 @@ describe('configuration', () => {
     [{ AUTH_JWT_SECRET: 'x'.repeat(31) }, 'AUTH_JWT_SECRET'],
     [{ DATA_DIR: __filename }, 'DATA_DIR'],
     [{ START_TIMEOUT_SEC: '0' }, 'START_TIMEOUT_SEC'],
+    [{ LEADER_LEASE_SEC: '0' }, 'LEADER_LEASE_SEC'],
+    [{ LEADER_LEASE_SEC: '2.5' }, 'LEADER_LEASE_SEC'],
+    [{ LEADER_LEASE_SEC: 'ten' }, 'LEADER_LEASE_SEC'],
+    [{ LEADER_LEASE_SEC: '3601' }, 'LEADER_LEASE_SEC'],
     [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, cpuPerVcpuHour: 2 ** 53 }) }, 'RATE_CARD'],
     [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, extra: 1 }) }, 'RATE_CARD'],
   ])('refuses %j naming %s', (env, setting) => refuses(env as Record<string, string>, setting));

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../../libs/kernel/src';
 import { InProcessJobs } from '../../../../libs/jobs/src';
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src/embedded-read-model-store';
 import { DRAIN_STEP_QUEUE, DrainSaga } from './drain.saga';
@@ -29,7 +30,15 @@ describe('drain saga repair (jobs lost while running)', () => {
     const jobs = new InProcessJobs();
     jobs.register(DRAIN_STEP_QUEUE, async () => undefined);
     await jobs.schedule(DRAIN_STEP_QUEUE, 'kept', Date.now() + 60_000, { drainId: 'kept' });
-    const saga = new DrainSaga(null as never, null as never, jobs, readModels, null as never);
+    const saga = new DrainSaga(
+      null as never,
+      null as never,
+      jobs,
+      readModels,
+      systemClock,
+      null as never,
+      null as never,
+    );
 
     expect(await saga.repair()).toBe(1);
     expect([...(await jobs.liveJobIds(DRAIN_STEP_QUEUE))].sort()).toEqual(['kept', 'lost']);

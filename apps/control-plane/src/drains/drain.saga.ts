@@ -1,49 +1,81 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import {
+  Carriers,
+  CommandPipeline,
+  WorkflowRun,
+  WorkflowRunner,
+  sendCommand,
+} from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
+import { Clock, CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeCodec, nodeStreamId } from '../nodes/node.events';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
-import { PlacementService } from '../sessions/placement.service';
-import { sessionAggregate } from '../sessions/session.decider';
-import { sessionStreamId } from '../sessions/session.events';
+import { EndNodeDrain, GetNodeState, NODES, NodeDoc, nodeCodec } from '../nodes';
+import { CLOCK, CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';
 import {
-  DrainOutcome,
+  GetSessionState,
+  PauseSession,
+  ReleasePlacement,
+  ResumeSession,
+  TerminateSession,
+  TryPlaceSession,
+} from '../sessions';
+import {
+  DrainInput,
+  DrainOutput,
   DrainState,
+  DrainView,
+  DrainedNode,
   drainAggregate,
   drainCodec,
   drainStreamId,
-  nextDrainStep,
+  drainWorkflow,
 } from './drain.workflow';
 import { DRAINS, DrainDoc } from './drains.projection';
 
 export const DRAIN_STEP_QUEUE = 'drain-step';
 
 type StepJob = { drainId: string };
+type RunningDrain = Extract<DrainState, { status: 'running' }>;
+
+/** The drain a step runs on; its outputs come only from a running one. */
+const running = (view: DrainView): RunningDrain => {
+  if (view.drain.status !== 'running') throw new Error('a drain step output without its drain');
+  return view.drain;
+};
 
 /**
- * The drain saga. Each step re-reads the drain, the node and the sessions and does the next
- * thing (nextDrainStep): relocate up to N sessions at once by cold pause, resume request and
- * placement elsewhere (queued, unbilled, when nothing fits); or force-terminate them; or
- * end the drain. A delayed job carries it from step to step, so a crash resumes it.
+ * The drain saga. Each step re-reads the drain and the node, and the drain workflow decides
+ * the next thing (nextDrainStep): relocate up to N sessions at once by cold pause, resume
+ * request and placement elsewhere (queued, unbilled, when nothing fits); or force-terminate
+ * them; or end the drain. The workflow runner carries it out; a delayed job carries the drain
+ * from step to step, so a crash resumes it.
  */
 @Injectable()
 export class DrainSaga {
   private readonly logger = new Logger('drain');
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly runner: WorkflowRunner<DrainInput, DrainOutput, DrainView>;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(DELAYED_JOBS) private readonly jobs: DelayedJobs,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
-    @Inject(PlacementService) private readonly placement: PlacementService,
-  ) {}
+    @Inject(CLOCK) private readonly clock: Clock,
+    /** Nodes and sessions are their slices': asked of them on the buses. */
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {
+    this.runner = new WorkflowRunner({
+      workflow: drainWorkflow,
+      load: (drainId) => this.view(drainId),
+      carriers: this.carriers(),
+      clock,
+      together: ['RelocateSession', 'ForceTerminateSession'],
+    });
+  }
 
   register(): void {
     this.jobs.register<StepJob>(DRAIN_STEP_QUEUE, (job) => this.step(job.drainId), {
@@ -54,14 +86,14 @@ export class DrainSaga {
   }
 
   async schedule(drainId: string, delayMs = 0): Promise<void> {
-    const at = Date.now() + delayMs;
+    const at = this.clock.now().getTime() + delayMs;
     if (!(await scheduleUnlessBusy<StepJob>(this.jobs, DRAIN_STEP_QUEUE, drainId, at, { drainId })))
       this.logger.warn(`drain ${drainId}: step already pending on a stalled worker`);
   }
 
   /**
    * Drives drains from events: a drain started, or its node changed (released, uncordoned,
-   * offline); a drain ended, so its node is told (again: `end` does it at once, this makes it
+   * offline); a drain ended, so its node is told (again: the step ending it does it at once, this makes it
    * survive a crash between the two writes, which left the node draining for good).
    */
   async react(stored: StoredEvent): Promise<void> {
@@ -95,7 +127,8 @@ export class DrainSaga {
           event.type,
         )
       ) {
-        const node = (await this.pipeline.load(nodeAggregate, stored.streamId)).state;
+        const nodeId = stored.streamId.slice('node-'.length);
+        const node = (await this.queries.execute(new GetNodeState(nodeId))).state;
         const drainId = node.status === 'online' || node.status === 'offline' ? node.drainId : null;
         if (drainId) await this.schedule(drainId);
       }
@@ -103,70 +136,79 @@ export class DrainSaga {
   }
 
   /** One step; steps of one drain never overlap in this process. */
-  step(drainId: string): Promise<void> {
-    const previous = this.running.get(drainId) ?? Promise.resolve();
-    const next = previous.then(() => this.runStep(drainId));
-    const tail = next.catch(() => undefined);
-    this.running.set(drainId, tail);
-    void tail.then(() => {
-      if (this.running.get(drainId) === tail) this.running.delete(drainId);
-    });
-    return next;
+  async step(drainId: string): Promise<void> {
+    await this.runner.run(drainId, (now) => ({
+      type: 'DrainStepDue',
+      data: { drainId, at: now.toISOString() },
+    }));
   }
 
-  private async runStep(drainId: string): Promise<void> {
+  /** The drain, and its node as the step needs it. */
+  private async view(drainId: string): Promise<DrainView> {
+    const parallelism = this.config.drainParallelism;
     const drain = (await this.pipeline.load(drainAggregate, drainStreamId(drainId))).state;
-    if (drain.status !== 'running') return;
-    const nodeState = (await this.pipeline.load(nodeAggregate, nodeStreamId(drain.nodeId))).state;
-    const node =
+    if (drain.status !== 'running') return { ...drainWorkflow.initialState(), drain, parallelism };
+    const nodeState = (await this.queries.execute(new GetNodeState(drain.nodeId))).state;
+    const node: DrainedNode =
       nodeState.status === 'online' || nodeState.status === 'offline'
         ? {
             status: nodeState.status,
             cordoned: nodeState.cordon.desired,
             sessionsOnNode: Object.keys(nodeState.allocations).sort(),
           }
-        : { status: 'gone' as const, cordoned: false, sessionsOnNode: [] };
-    const step = nextDrainStep(drain, node, this.config.drainParallelism);
-    // Every command of the drain carries the admin's correlation id: auditors follow it to each session moved.
-    const ctx: CommandContext = {
-      ...this.context(uuidFrom(drainId, 'step', String(Date.now()), String(Math.random()))),
-      correlationId: drain.correlationId,
-      causationId: drainId,
+        : { status: 'gone', cordoned: false, sessionsOnNode: [] };
+    return { drain, node, parallelism };
+  }
+
+  /** How a step's outputs are carried out. */
+  private carriers(): Carriers<DrainInput, DrainOutput, DrainView> {
+    return {
+      EndDrain: sendCommand(this.pipeline, drainAggregate, (command, run) => ({
+        streamId: drainStreamId(run.instanceId),
+        command,
+        context: this.stepContext(run, uuidFrom(run.instanceId, 'end')),
+      })),
+      EndDrainOnNode: async ({ data }, run) => {
+        await this.endOnNode(data, this.stepContext(run, uuidFrom(data.drainId, 'end-node')));
+        this.logger.log(`drain ${data.drainId} of node ${data.nodeId} ended: ${data.outcome}`);
+      },
+      RelocateSession: async ({ data: { sessionId, begin } }, run) => {
+        const drain = running(run.state);
+        if (begin && !(await this.beginRelocation(drain, sessionId, run))) return;
+        await this.relocate(drain, sessionId, this.stepContext(run, run.instanceId));
+      },
+      ForceTerminateSession: ({ data: { sessionId } }, run) =>
+        this.forceTerminate(running(run.state), sessionId, this.stepContext(run, run.instanceId)),
+      ScheduleDrainStep: ({ data: { drainId } }) => this.schedule(drainId),
     };
-    switch (step.kind) {
-      case 'none':
-      case 'wait':
-        return;
-      case 'end':
-        return this.end(drain, step.outcome, ctx);
-      case 'terminate':
-        await Promise.all(step.sessionIds.map((id) => this.forceTerminate(drain, id, ctx)));
-        return this.schedule(drainId);
-      case 'relocate':
-        await Promise.all([
-          ...step.resume.map((id) => this.relocate(drain, id, ctx)),
-          ...step.begin.map(async (id) => {
-            const begun = await this.pipeline.handle(
-              drainAggregate,
-              drainStreamId(drainId),
-              {
-                type: 'BeginRelocation',
-                data: {
-                  sessionId: id,
-                  parallelism: this.config.drainParallelism,
-                  at: ctx.now.toISOString(),
-                },
-              },
-              { ...ctx, commandId: uuidFrom(drainId, 'begin', id) },
-            );
-            if (begun.state.status === 'running' && begun.state.inFlight.includes(id))
-              await this.relocate(drain, id, ctx);
-          }),
-        ]);
-        return this.schedule(drainId);
-      default:
-        return;
-    }
+  }
+
+  /** Records the relocation as begun (up to the parallelism); whether it is in flight now. */
+  private async beginRelocation(
+    drain: RunningDrain,
+    sessionId: string,
+    run: WorkflowRun<DrainInput, DrainView>,
+  ): Promise<boolean> {
+    const begun = await this.pipeline.handle(
+      drainAggregate,
+      drainStreamId(drain.drainId),
+      {
+        type: 'BeginRelocation',
+        data: { sessionId, parallelism: run.state.parallelism, at: run.input.data.at },
+      },
+      this.stepContext(run, uuidFrom(drain.drainId, 'begin', sessionId)),
+    );
+    return begun.state.status === 'running' && begun.state.inFlight.includes(sessionId);
+  }
+
+  /** Every command of the drain carries the admin's correlation id: auditors follow it to each session moved. */
+  private stepContext(run: WorkflowRun<DrainInput, DrainView>, commandId: string): CommandContext {
+    const drain = running(run.state);
+    return systemContext(commandId, {
+      correlationId: drain.correlationId,
+      causationId: drain.drainId,
+      now: run.now,
+    });
   }
 
   /**
@@ -176,42 +218,35 @@ export class DrainSaga {
    * released) and the outcome is `gone`.
    */
   private async relocate(
-    drain: Extract<DrainState, { status: 'running' }>,
+    drain: RunningDrain,
     sessionId: string,
     ctx: CommandContext,
   ): Promise<void> {
     const { drainId, nodeId } = drain;
-    const sessionStream = sessionStreamId(sessionId);
-    const at = () => new Date().toISOString();
+    const at = () => this.clock.now().toISOString();
     const id = (step: string) => ({
       ...ctx,
       commandId: uuidFrom(drainId, step, sessionId),
-      now: new Date(),
+      now: this.clock.now(),
     });
-    let state = (await this.pipeline.load(sessionAggregate, sessionStream)).state;
+    let state = (await this.queries.execute(new GetSessionState(sessionId))).state;
     if (state.status === 'running' && state.placement.nodeId === nodeId) {
       state = (
-        await this.pipeline.handle(
-          sessionAggregate,
-          sessionStream,
-          { type: 'PauseSession', data: { reason: 'drain', drainId, at: at() } },
-          id('pause'),
+        await this.commands.execute(
+          new PauseSession(sessionId, { reason: 'drain', drainId, at: at() }, id('pause')),
         )
       ).state;
     }
-    await this.placement.release(nodeId, sessionId, id('release'));
+    await this.commands.execute(new ReleasePlacement(nodeId, sessionId, id('release')));
     if (state.status === 'paused' && state.drainId === drainId) {
       state = (
-        await this.pipeline.handle(
-          sessionAggregate,
-          sessionStream,
-          { type: 'ResumeSession', data: { displaced: true, drainId, at: at() } },
-          id('resume'),
+        await this.commands.execute(
+          new ResumeSession(sessionId, { displaced: true, drainId, at: at() }, id('resume')),
         )
       ).state;
     }
     if (state.status === 'queued' && state.drainId === drainId)
-      state = await this.placement.tryPlace(sessionId, id('place'));
+      state = await this.commands.execute(new TryPlaceSession(sessionId, id('place')));
     const outcome =
       state.status === 'running' && state.placement.nodeId !== nodeId
         ? 'relocated'
@@ -235,31 +270,30 @@ export class DrainSaga {
   }
 
   private async forceTerminate(
-    drain: Extract<DrainState, { status: 'running' }>,
+    drain: RunningDrain,
     sessionId: string,
     ctx: CommandContext,
   ): Promise<void> {
     const id = (step: string) => ({
       ...ctx,
       commandId: uuidFrom(drain.drainId, step, sessionId),
-      now: new Date(),
+      now: this.clock.now(),
     });
+    const at = () => this.clock.now().toISOString();
     await this.pipeline.handle(
       drainAggregate,
       drainStreamId(drain.drainId),
-      { type: 'BeginForceTermination', data: { sessionId, at: new Date().toISOString() } },
+      { type: 'BeginForceTermination', data: { sessionId, at: at() } },
       id('begin-terminate'),
     );
-    const { state: session } = await this.pipeline.handle(
-      sessionAggregate,
-      sessionStreamId(sessionId),
-      {
-        type: 'TerminateSession',
-        data: { reason: 'drain_force', at: new Date().toISOString(), onlyOnNode: drain.nodeId },
-      },
-      id('terminate'),
+    const { state: session } = await this.commands.execute(
+      new TerminateSession(
+        sessionId,
+        { reason: 'drain_force', at: at(), onlyOnNode: drain.nodeId },
+        id('terminate'),
+      ),
     );
-    await this.placement.release(drain.nodeId, sessionId, id('release'));
+    await this.commands.execute(new ReleasePlacement(drain.nodeId, sessionId, id('release')));
     // Listed only if the drain ended it (now, or before a crash): its owner may have paused it,
     // or it was moved off the node, in between; then the drain only lets go of it.
     const ended = session.status === 'terminated' && session.reason === 'drain_force';
@@ -268,29 +302,10 @@ export class DrainSaga {
       drainStreamId(drain.drainId),
       {
         type: ended ? 'RecordForceTermination' : 'SkipForceTermination',
-        data: { sessionId, at: new Date().toISOString() },
+        data: { sessionId, at: at() },
       },
       id(ended ? 'record-terminate' : 'skip-terminate'),
     );
-  }
-
-  private async end(
-    drain: Extract<DrainState, { status: 'running' }>,
-    outcome: DrainOutcome,
-    ctx: CommandContext,
-  ): Promise<void> {
-    const at = ctx.now.toISOString();
-    await this.pipeline.handle(
-      drainAggregate,
-      drainStreamId(drain.drainId),
-      { type: 'EndDrain', data: { outcome, at } },
-      { ...ctx, commandId: uuidFrom(drain.drainId, 'end') },
-    );
-    await this.endOnNode(
-      { drainId: drain.drainId, nodeId: drain.nodeId, at },
-      { ...ctx, commandId: uuidFrom(drain.drainId, 'end-node') },
-    );
-    this.logger.log(`drain ${drain.drainId} of node ${drain.nodeId} ended: ${outcome}`);
   }
 
   /** The node's side of a drain's end; a no-op once done (same command id, and the decider). */
@@ -298,11 +313,8 @@ export class DrainSaga {
     drain: { drainId: string; nodeId: string; at: string },
     ctx: CommandContext,
   ): Promise<void> {
-    await this.pipeline.handle(
-      nodeAggregate,
-      nodeStreamId(drain.nodeId),
-      { type: 'EndNodeDrain', data: { drainId: drain.drainId, at: drain.at } },
-      ctx,
+    await this.commands.execute(
+      new EndNodeDrain(drain.nodeId, { drainId: drain.drainId, at: drain.at }, ctx),
     );
   }
 

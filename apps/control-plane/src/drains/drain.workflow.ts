@@ -1,6 +1,6 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
-import { Decider, EventCodec, assertNever } from '../../../../libs/kernel/src';
-import { DrainMode } from '../nodes/node.events';
+import { Decider, EventCodec, Workflow, assertNever } from '../../../../libs/kernel/src';
+import { DrainMode } from '../nodes';
 
 /**
  * `gone`: no longer the drain's to move: terminated, or paused by its owner meanwhile (then it
@@ -232,13 +232,16 @@ export type DrainStep =
   | { kind: 'wait' }
   | { kind: 'none' };
 
+/** The drained node as a step reads it: `gone` once deleted. */
+export type DrainedNode = {
+  readonly status: 'online' | 'offline' | 'gone';
+  readonly cordoned: boolean;
+  readonly sessionsOnNode: readonly string[];
+};
+
 export const nextDrainStep = (
   drain: DrainState,
-  node: {
-    status: 'online' | 'offline' | 'gone';
-    cordoned: boolean;
-    sessionsOnNode: readonly string[];
-  },
+  node: DrainedNode,
   parallelism: number,
 ): DrainStep => {
   if (drain.status !== 'running') return { kind: 'none' };
@@ -264,4 +267,82 @@ export const nextDrainStep = (
       : { kind: 'wait' };
   }
   return { kind: 'relocate', resume, begin };
+};
+
+/** A drain's step fell due (its job fired), at the runner's time. */
+export type DrainInput = { type: 'DrainStepDue'; data: { drainId: string; at: string } };
+
+/** What a step decides on: the drain and its node as read now, and how many may move at once. */
+export type DrainView = {
+  readonly drain: DrainState;
+  readonly node: DrainedNode;
+  readonly parallelism: number;
+};
+
+/**
+ * What a step sets off. `EndDrain` goes to the drain's stream, `EndDrainOnNode` to the node's;
+ * a relocation or force termination is a sequence on the session's stream that the saga
+ * carries out (each command re-decided there); then the next step is armed.
+ */
+export type DrainOutput =
+  | Extract<DrainCommand, { type: 'EndDrain' }>
+  | {
+      type: 'EndDrainOnNode';
+      data: { drainId: string; nodeId: string; outcome: DrainOutcome; at: string };
+    }
+  /** `begin`: a relocation not begun yet, recorded first (BeginRelocation) and moved if it was. */
+  | { type: 'RelocateSession'; data: { sessionId: string; begin: boolean } }
+  | { type: 'ForceTerminateSession'; data: { sessionId: string } }
+  | { type: 'ScheduleDrainStep'; data: { drainId: string } };
+
+/**
+ * The drain saga's step as a workflow. Its state is read afresh from the drain's and the
+ * node's streams at every step, not folded from its inputs (a step due says nothing new).
+ */
+export const drainWorkflow: Workflow<DrainInput, DrainOutput, DrainView> = {
+  decide: ({ data: { drainId, at } }, { drain, node, parallelism }) => {
+    if (drain.status !== 'running') return [];
+    const step = nextDrainStep(drain, node, parallelism);
+    const next: DrainOutput = { type: 'ScheduleDrainStep', data: { drainId } };
+    switch (step.kind) {
+      case 'none':
+      case 'wait':
+        return [];
+      case 'end': {
+        const { outcome } = step;
+        return [
+          { type: 'EndDrain', data: { outcome, at } },
+          { type: 'EndDrainOnNode', data: { drainId, nodeId: drain.nodeId, outcome, at } },
+        ];
+      }
+      case 'terminate':
+        return [
+          ...step.sessionIds.map((sessionId): DrainOutput => ({
+            type: 'ForceTerminateSession',
+            data: { sessionId },
+          })),
+          next,
+        ];
+      case 'relocate':
+        return [
+          ...step.resume.map((sessionId): DrainOutput => ({
+            type: 'RelocateSession',
+            data: { sessionId, begin: false },
+          })),
+          ...step.begin.map((sessionId): DrainOutput => ({
+            type: 'RelocateSession',
+            data: { sessionId, begin: true },
+          })),
+          next,
+        ];
+      default:
+        return assertNever(step, 'drain step');
+    }
+  },
+  evolve: (view) => view,
+  initialState: () => ({
+    drain: { status: 'absent' },
+    node: { status: 'gone', cordoned: false, sessionsOnNode: [] },
+    parallelism: 1,
+  }),
 };

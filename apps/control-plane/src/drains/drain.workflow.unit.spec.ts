@@ -1,5 +1,13 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
-import { DrainEvent, DrainState, drainDecider, nextDrainStep } from './drain.workflow';
+import { workflowSpec } from '../../../../libs/kernel/testing/workflow-spec';
+import {
+  DrainEvent,
+  DrainInput,
+  DrainState,
+  drainDecider,
+  drainWorkflow,
+  nextDrainStep,
+} from './drain.workflow';
 
 const spec = deciderSpec(drainDecider);
 const T = '2026-12-02T10:00:00.000Z';
@@ -228,6 +236,58 @@ describe('the drain workflow', () => {
         data: { drainId: 'd1', nodeId: 'n1', outcome: 'drained', at: T },
       };
       expect(nextDrainStep(state([started, ended]), online(['s1']), 2)).toEqual({ kind: 'none' });
+    });
+  });
+
+  describe('a step as a workflow', () => {
+    const steps = workflowSpec(drainWorkflow);
+    const due: DrainInput = { type: 'DrainStepDue', data: { drainId: 'd1', at: T } };
+    const view = (events: DrainEvent[], node = online(['s1', 's2', 's3']), parallelism = 2) =>
+      steps.givenState({ drain: state(events), node, parallelism });
+    const next = { type: 'ScheduleDrainStep', data: { drainId: 'd1' } } as const;
+
+    it('resumes relocations begun before a crash, begins new ones, then arms the next step', () => {
+      view([started, begun('s2')])
+        .when(due)
+        .then([
+          { type: 'RelocateSession', data: { sessionId: 's2', begin: false } },
+          { type: 'RelocateSession', data: { sessionId: 's1', begin: true } },
+          next,
+        ]);
+    });
+
+    it('force-terminates every session, then arms the next step', () => {
+      view([forced], online(['s1', 's2']))
+        .when(due)
+        .then([
+          { type: 'ForceTerminateSession', data: { sessionId: 's1' } },
+          { type: 'ForceTerminateSession', data: { sessionId: 's2' } },
+          next,
+        ]);
+    });
+
+    it('ends the drain, then on its node, at the time of the step, and arms nothing', () => {
+      view([started], online(['s1'], false))
+        .when(due)
+        .then([
+          { type: 'EndDrain', data: { outcome: 'cancelled', at: T } },
+          {
+            type: 'EndDrainOnNode',
+            data: { drainId: 'd1', nodeId: 'n1', outcome: 'cancelled', at: T },
+          },
+        ]);
+    });
+
+    it('does nothing while it waits for a release, nor for a drain not running', () => {
+      view([started, begun('s1'), finished('s1')], online(['s1']))
+        .when(due)
+        .thenNothing();
+      steps.given().when(due).thenNothing();
+      const ended: DrainEvent = {
+        type: 'DrainEnded',
+        data: { drainId: 'd1', nodeId: 'n1', outcome: 'drained', at: T },
+      };
+      view([started, ended]).when(due).thenNothing();
     });
   });
 });

@@ -5,19 +5,16 @@ import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { SessionsModule } from '../sessions/sessions.module';
-import { DrainNodeHandler } from './drain-node.handler';
 import { DrainSaga } from './drain.saga';
 import { drainCodec } from './drain.workflow';
 import { DrainsController } from './drains.controller';
+import { DRAIN_HANDLERS } from './drains.handlers';
 import { drainsProjection } from './drains.projection';
 import { DrainsService } from './drains.service';
 
 @Module({
-  imports: [SessionsModule],
   controllers: [DrainsController],
-  providers: [DrainSaga, DrainsService, DrainNodeHandler],
-  exports: [DrainsService],
+  providers: [DrainSaga, DrainsService, ...DRAIN_HANDLERS],
 })
 export class DrainsModule implements OnModuleInit {
   constructor(

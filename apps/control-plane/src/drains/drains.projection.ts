@@ -1,6 +1,6 @@
 import { Projection } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DrainMode } from '../nodes/node.events';
+import { DrainMode } from '../nodes';
 import { DrainOutcome, drainCodec } from './drain.workflow';
 
 export const DRAINS = 'drains';

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { armWithin } from '../../../../libs/jobs/src/port';
 import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { DrainMode, nodeStreamId } from '../nodes/node.events';
-import { sessionAggregate } from '../sessions/session.decider';
-import { sessionStreamId } from '../sessions/session.events';
+import { DrainMode, GetNodeState, StartNodeDrain } from '../nodes';
+import { GetSessionState } from '../sessions';
 import { DrainSaga } from './drain.saga';
 import { drainAggregate, drainStreamId } from './drain.workflow';
 
@@ -19,6 +18,8 @@ export class DrainsService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(DrainSaga) private readonly saga: DrainSaga,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   /**
@@ -32,21 +33,17 @@ export class DrainsService {
     /** A pool operation's drain: the node must still be in this pool (node_in_use otherwise). */
     inPool?: string,
   ): Promise<string> {
-    const stream = nodeStreamId(nodeId);
-    const before = (await this.pipeline.load(nodeAggregate, stream)).state;
+    const before = (await this.queries.execute(new GetNodeState(nodeId))).state;
     if (before.status === 'absent' || before.status === 'deleted') throw notFound('node', nodeId);
     if (before.drainId) return before.drainId;
     const drainId = uuidFrom('drain', ctx.commandId);
     const at = ctx.now.toISOString();
     try {
-      await this.pipeline.handle(
-        nodeAggregate,
-        stream,
-        { type: 'StartNodeDrain', data: { drainId, mode, at, ...(inPool && { inPool }) } },
-        ctx,
+      await this.commands.execute(
+        new StartNodeDrain(nodeId, { drainId, mode, at, ...(inPool && { inPool }) }, ctx),
       );
     } catch (error) {
-      const now = (await this.pipeline.load(nodeAggregate, stream)).state;
+      const now = (await this.queries.execute(new GetNodeState(nodeId))).state;
       // Lost a race with another drain request: that drain is the node's drain.
       if (
         error instanceof DomainError &&
@@ -73,11 +70,11 @@ export class DrainsService {
 
   /** The running sessions, owners and cards a drain of this node would touch. */
   async preview(nodeId: string) {
-    const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+    const node = (await this.queries.execute(new GetNodeState(nodeId))).state;
     if (node.status !== 'online' && node.status !== 'offline') throw notFound('node', nodeId);
     const sessions = await Promise.all(
       Object.values(node.allocations).map(async (a) => {
-        const s = (await this.pipeline.load(sessionAggregate, sessionStreamId(a.sessionId))).state;
+        const s = (await this.queries.execute(new GetSessionState(a.sessionId))).state;
         return {
           sessionId: a.sessionId,
           owner: a.owner,

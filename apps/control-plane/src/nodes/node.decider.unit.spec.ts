@@ -505,7 +505,7 @@ describe('node', () => {
       expect(state).toMatchObject({
         status: 'offline',
         offlineReason: 'kubelet_not_ready',
-        offlineSince: T2,
+        offlineAt: T2,
         kubeletReady: false,
       });
       // Still NotReady: nothing new; offline for its kubelet from the start: nothing either.
@@ -798,7 +798,7 @@ describe('node', () => {
       since: string,
       seen: boolean | null = !desired,
     ): NodeEvent => ({
-      type: 'NodeCordonSyncOverdue',
+      type: 'NodeCordonSyncWentOverdue',
       data: {
         nodeId: 'n1',
         clusterId: 'c1',

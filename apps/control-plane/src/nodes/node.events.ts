@@ -1,5 +1,5 @@
 import { EventCodec, assertNever } from '../../../../libs/kernel/src';
-import { GpuModel } from '../config/config';
+import { GpuModel } from '../catalog/catalog';
 
 export const NODE_ROLES = ['gpu', 'cpu', 'master', 'storage'] as const;
 export type NodeRole = (typeof NODE_ROLES)[number];
@@ -114,7 +114,7 @@ export type NodeEvent =
   | { type: 'NodeUncordoned'; data: { nodeId: string; at: string } }
   | {
       /** A desired cordon state the operator did not report back as observed within cordonSyncSec. */
-      type: 'NodeCordonSyncOverdue';
+      type: 'NodeCordonSyncWentOverdue';
       data: {
         nodeId: string;
         clusterId: string;
@@ -147,25 +147,29 @@ export type NodeEvent =
       data: { nodeId: string; operationId: string; until: string; at: string };
     };
 
-export const nodeCodec = new EventCodec<NodeEvent>({
-  NodeRegistered: 1,
-  NodeInventoryChanged: 1,
-  NodeGpusChanged: 1,
-  NodeUnschedulableObserved: 1,
-  NodeReadinessObserved: 1,
-  NodeWentOffline: 1,
-  NodeCameOnline: 1,
-  NodeCordoned: 1,
-  NodeUncordoned: 1,
-  NodeCordonSyncOverdue: 1,
-  NodeDeleted: 1,
-  NodeAssignedToPool: 1,
-  NodeCapacityAllocated: 1,
-  NodeCapacityReleased: 1,
-  NodeDrainStarted: 1,
-  NodeDrainEnded: 1,
-  NodeRemovalRequested: 1,
-});
+export const nodeCodec = new EventCodec<NodeEvent>(
+  {
+    NodeRegistered: 1,
+    NodeInventoryChanged: 1,
+    NodeGpusChanged: 1,
+    NodeUnschedulableObserved: 1,
+    NodeReadinessObserved: 1,
+    NodeWentOffline: 1,
+    NodeCameOnline: 1,
+    NodeCordoned: 1,
+    NodeUncordoned: 1,
+    NodeCordonSyncWentOverdue: 1,
+    NodeDeleted: 1,
+    NodeAssignedToPool: 1,
+    NodeCapacityAllocated: 1,
+    NodeCapacityReleased: 1,
+    NodeDrainStarted: 1,
+    NodeDrainEnded: 1,
+    NodeRemovalRequested: 1,
+  },
+  // Renamed to the past tense; events stored under the old name read as the new one.
+  { 'NodeCordonSyncOverdue.v1': { to: 'NodeCordonSyncWentOverdue' } },
+);
 
 type Known = {
   readonly nodeId: string;
@@ -203,7 +207,8 @@ export type NodeState =
   | ({
       readonly status: 'offline';
       readonly offlineReason: OfflineReason;
-      readonly offlineSince: string;
+      /** When it went offline. */
+      readonly offlineAt: string;
     } & NodeFacts)
   /** Deleted nodes keep their identity: a later report of the same host registers it again. */
   | ({ readonly status: 'deleted' } & Known);
@@ -226,9 +231,9 @@ const facts = (state: NodeState): NodeFacts => {
   const { status: _s, ...rest } = state as NodeFacts & {
     status: string;
     offlineReason?: unknown;
-    offlineSince?: unknown;
+    offlineAt?: unknown;
   };
-  const { offlineReason: _r, offlineSince: _o, ...f } = rest;
+  const { offlineReason: _r, offlineAt: _o, ...f } = rest;
   return f as NodeFacts;
 };
 
@@ -243,11 +248,12 @@ const withFacts = (state: NodeState, next: NodeFacts): NodeState =>
     ? {
         status: 'offline',
         offlineReason: state.offlineReason,
-        offlineSince: state.offlineSince,
+        offlineAt: state.offlineAt,
         ...next,
       }
     : { status: 'online', ...next };
 
+// eslint-disable-next-line max-lines-per-function -- an evolve: one flat case per event
 export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
   switch (event.type) {
     case 'NodeRegistered': {
@@ -275,7 +281,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         : {
             status: 'offline',
             offlineReason: 'kubelet_not_ready',
-            offlineSince: d.registeredAt,
+            offlineAt: d.registeredAt,
             ...registered,
           };
     }
@@ -321,7 +327,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         ? {
             status: 'offline',
             offlineReason: event.data.kubeletReady ? state.offlineReason : 'kubelet_not_ready',
-            offlineSince: state.offlineSince,
+            offlineAt: state.offlineAt,
             ...next,
           }
         : { status: 'online', ...next };
@@ -331,7 +337,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
       return {
         status: 'offline',
         offlineReason: event.data.reason,
-        offlineSince: event.data.at,
+        offlineAt: event.data.at,
         ...f,
         kubeletReady: event.data.reason === 'kubelet_not_ready' ? false : f.kubeletReady,
       };
@@ -348,7 +354,7 @@ export const evolveNode = (state: NodeState, event: NodeEvent): NodeState => {
         ...facts(state),
         cordon: { desired: false, reason: null, since: event.data.at, overdue: false },
       });
-    case 'NodeCordonSyncOverdue': {
+    case 'NodeCordonSyncWentOverdue': {
       const f = facts(state);
       return withFacts(state, { ...f, cordon: { ...f.cordon, overdue: true } });
     }

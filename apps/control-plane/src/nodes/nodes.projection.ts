@@ -1,7 +1,6 @@
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { Projection } from '../../../../libs/cqrs/src';
 import { assertNever } from '../../../../libs/kernel/src';
-import { PROVISIONER_LABEL } from '../provisioner/provisioner.port';
 import {
   Allocation,
   Capacity,
@@ -11,6 +10,7 @@ import {
   OfflineReason,
   nodeCodec,
 } from './node.events';
+import { PROVISIONER_LABEL } from './node-labels';
 
 export const NODES = 'nodes';
 /** Deleted nodes' last revisions, so a redelivered old event cannot resurrect a deleted node. */
@@ -133,44 +133,68 @@ const withStatus = (doc: NodeDoc): NodeDoc => {
   };
 };
 
+/** A registered node's first document. */
+const registeredDoc = (
+  d: Extract<NodeEvent, { type: 'NodeRegistered' }>['data'],
+  revision: number,
+): NodeDoc =>
+  withStatus({
+    _id: d.nodeId,
+    _rev: revision,
+    nodeId: d.nodeId,
+    clusterId: d.clusterId,
+    hostname: d.hostname,
+    role: d.role,
+    poolId: null,
+    mode: d.mode,
+    labels: { ...d.labels },
+    provisioner: null,
+    status: 'ready',
+    online: d.kubeletReady,
+    offlineReason: d.kubeletReady ? null : 'kubelet_not_ready',
+    gpuCount: 0,
+    runningSessions: 0,
+    gpuModel: null,
+    freeCards: 0,
+    freeCpu: 0,
+    freeMemoryGiB: 0,
+    capacity: d.capacity,
+    gpus: d.gpus.map((g) => ({ ...g, sessionId: null, owner: null })),
+    allocations: {},
+    cordon: { desired: false, observed: d.unschedulable, reason: null },
+    cordonSynced: false,
+    drain: null,
+    registeredAt: d.registeredAt,
+    changedAt: d.registeredAt,
+  });
+
+/** The listed and the unlisted cards after a change of cards. */
+const gpusAfter = (
+  doc: NodeDoc,
+  change: Extract<NodeEvent, { type: 'NodeGpusChanged' }>['data'],
+): Pick<NodeDoc, 'gpus' | 'unlisted'> => {
+  const removed = new Set(change.removed);
+  const added = new Set(change.added.map((g) => g.uuid));
+  const gpus = [
+    ...doc.gpus.filter((g) => !removed.has(g.uuid)),
+    ...change.added.map((g) => ({ ...g, sessionId: null, owner: null })),
+  ];
+  // A card dropped while held is kept aside until its session ends; listed again, it is
+  // the node's again. One removed and added at once changed its model or memory: listed.
+  const unlisted = [
+    ...(doc.unlisted ?? []).filter((g) => !added.has(g.uuid)),
+    ...doc.gpus.filter((g) => removed.has(g.uuid) && !added.has(g.uuid) && g.sessionId !== null),
+  ];
+  return { gpus, unlisted };
+};
+
 /** The Nodes screen's document after one event: pure; null deletes it. */
 export const projectNode = (
   doc: NodeDoc | null,
   event: NodeEvent,
   revision: number,
 ): NodeDoc | null => {
-  if (event.type === 'NodeRegistered') {
-    const d = event.data;
-    return withStatus({
-      _id: d.nodeId,
-      _rev: revision,
-      nodeId: d.nodeId,
-      clusterId: d.clusterId,
-      hostname: d.hostname,
-      role: d.role,
-      poolId: null,
-      mode: d.mode,
-      labels: { ...d.labels },
-      provisioner: null,
-      status: 'ready',
-      online: d.kubeletReady,
-      offlineReason: d.kubeletReady ? null : 'kubelet_not_ready',
-      gpuCount: 0,
-      runningSessions: 0,
-      gpuModel: null,
-      freeCards: 0,
-      freeCpu: 0,
-      freeMemoryGiB: 0,
-      capacity: d.capacity,
-      gpus: d.gpus.map((g) => ({ ...g, sessionId: null, owner: null })),
-      allocations: {},
-      cordon: { desired: false, observed: d.unschedulable, reason: null },
-      cordonSynced: false,
-      drain: null,
-      registeredAt: d.registeredAt,
-      changedAt: d.registeredAt,
-    });
-  }
+  if (event.type === 'NodeRegistered') return registeredDoc(event.data, revision);
   if (doc === null) return null;
   const next = (patch: Partial<NodeDoc>): NodeDoc =>
     withStatus({ ...doc, ...patch, _rev: revision });
@@ -183,23 +207,8 @@ export const projectNode = (
         changedAt: at,
       });
     }
-    case 'NodeGpusChanged': {
-      const removed = new Set(event.data.removed);
-      const added = new Set(event.data.added.map((g) => g.uuid));
-      const gpus = [
-        ...doc.gpus.filter((g) => !removed.has(g.uuid)),
-        ...event.data.added.map((g) => ({ ...g, sessionId: null, owner: null })),
-      ];
-      // A card dropped while held is kept aside until its session ends; listed again, it is
-      // the node's again. One removed and added at once changed its model or memory: listed.
-      const unlisted = [
-        ...(doc.unlisted ?? []).filter((g) => !added.has(g.uuid)),
-        ...doc.gpus.filter(
-          (g) => removed.has(g.uuid) && !added.has(g.uuid) && g.sessionId !== null,
-        ),
-      ];
-      return next({ gpus, unlisted, changedAt: event.data.at });
-    }
+    case 'NodeGpusChanged':
+      return next({ ...gpusAfter(doc, event.data), changedAt: event.data.at });
     case 'NodeUnschedulableObserved':
       return next({
         cordon: { ...doc.cordon, observed: event.data.unschedulable },
@@ -219,7 +228,7 @@ export const projectNode = (
       return next({ cordon: { ...doc.cordon, desired: true, reason: event.data.reason } });
     case 'NodeUncordoned':
       return next({ cordon: { ...doc.cordon, desired: false, reason: null } });
-    case 'NodeCordonSyncOverdue':
+    case 'NodeCordonSyncWentOverdue':
       return next({}); // a notification only; the screen already shows desired vs observed
     case 'NodeDeleted':
       return null;

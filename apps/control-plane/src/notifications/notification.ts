@@ -1,8 +1,8 @@
 import { EventCodec, Message } from '../../../../libs/kernel/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters/cluster-liveness.events';
-import { NodeEvent, nodeCodec } from '../nodes/node.events';
-import { PoolEvent, poolCodec } from '../pools/pool.events';
+import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters';
+import { NodeEvent, nodeCodec } from '../nodes';
+import { PoolEvent, poolCodec } from '../pools';
 
 export const NOTIFICATION_TYPES = [
   'node_status_changed',
@@ -55,10 +55,7 @@ const on = <E extends Message, T extends E['type']>(
     const event = codec.decode(storedType, data);
     return event && event.type === type ? map(event.data as Extract<E, { type: T }>['data']) : null;
   };
-  return codec
-    .storedTypes()
-    .filter((stored) => stored.startsWith(`${type}.v`))
-    .map((stored) => [stored, rule]);
+  return codec.storedTypesOf(type).map((stored) => [stored, rule]);
 };
 
 /** Keeps `at` in one ISO form, so string order is time order for `since` and sorting. */
@@ -89,7 +86,7 @@ const RULES: ReadonlyMap<string, Rule> = new Map([
     reason: null,
     at: iso(d.at),
   })),
-  ...on<NodeEvent, 'NodeCordonSyncOverdue'>(nodeCodec, 'NodeCordonSyncOverdue', (d) => ({
+  ...on<NodeEvent, 'NodeCordonSyncWentOverdue'>(nodeCodec, 'NodeCordonSyncWentOverdue', (d) => ({
     type: 'cordon_sync_overdue',
     clusterId: d.clusterId,
     nodeId: d.nodeId,

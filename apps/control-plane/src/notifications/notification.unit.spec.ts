@@ -99,27 +99,35 @@ describe('toNotification', () => {
   });
 
   describe('when a cordon is not observed in time', () => {
+    const overdue = {
+      nodeId: 'n1',
+      clusterId: 'c1',
+      hostname: 'gpu-a-01',
+      desired: true,
+      observed: false,
+      since: '2026-12-02T10:00:00.000Z',
+      at: '2026-12-02T10:00:15.004Z',
+    };
+    const notification = {
+      id: 'evt-1',
+      type: 'cordon_sync_overdue',
+      clusterId: 'c1',
+      nodeId: 'n1',
+      hostname: 'gpu-a-01',
+      from: 'unschedulable=false',
+      to: 'unschedulable=true',
+      reason: 'cordon desired=true not observed within 15 s',
+      at: '2026-12-02T10:00:15.004Z',
+    };
+
     it('raises cordon_sync_overdue with the desired and observed state', () => {
-      const event = stored('NodeCordonSyncOverdue.v1', {
-        nodeId: 'n1',
-        clusterId: 'c1',
-        hostname: 'gpu-a-01',
-        desired: true,
-        observed: false,
-        since: '2026-12-02T10:00:00.000Z',
-        at: '2026-12-02T10:00:15.004Z',
-      });
-      expect(toNotification(event)).toEqual({
-        id: 'evt-1',
-        type: 'cordon_sync_overdue',
-        clusterId: 'c1',
-        nodeId: 'n1',
-        hostname: 'gpu-a-01',
-        from: 'unschedulable=false',
-        to: 'unschedulable=true',
-        reason: 'cordon desired=true not observed within 15 s',
-        at: '2026-12-02T10:00:15.004Z',
-      });
+      const event = stored('NodeCordonSyncWentOverdue.v1', overdue);
+      expect(toNotification(event)).toEqual(notification);
+    });
+
+    it('raises the same for an event stored under its old name', () => {
+      const event = stored('NodeCordonSyncOverdue.v1', overdue);
+      expect(toNotification(event)).toEqual(notification);
     });
   });
 
@@ -150,6 +158,7 @@ describe('toNotification', () => {
       'ClusterReportsStalled.v1',
       'NodeCameOnline.v1',
       'NodeCordonSyncOverdue.v1',
+      'NodeCordonSyncWentOverdue.v1',
       'NodePoolEmptied.v1',
       'NodeWentOffline.v1',
     ]);

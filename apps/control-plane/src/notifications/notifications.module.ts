@@ -1,8 +1,8 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
-import { clusterLivenessCodec } from '../clusters/cluster-liveness.events';
+import { clusterLivenessCodec } from '../clusters';
 import { Config } from '../config/config';
-import { nodeCodec } from '../nodes/node.events';
+import { nodeCodec } from '../nodes';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';

@@ -1,5 +1,5 @@
-import { SessionDemand } from '../nodes/node.decider';
-import { PoolDefinition } from '../pools/pool.events';
+import { SessionDemand } from '../nodes';
+import { PoolDefinition } from '../pools';
 
 export type AutoscaleInput = {
   readonly pool: Pick<PoolDefinition, 'kind' | 'gpuType' | 'spec'> & {

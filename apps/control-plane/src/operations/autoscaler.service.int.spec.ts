@@ -1,7 +1,7 @@
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
-import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
-import { PoolsService } from '../pools/pools.service';
-import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
+import { NODE_POOLS, PoolDoc } from '../pools';
+import type { QueryBus } from '@nestjs/cqrs';
+import { SESSIONS, SessionDoc } from '../sessions';
 import { AutoscalerService } from './autoscaler.service';
 import { OperationsService } from './operations.service';
 
@@ -63,7 +63,7 @@ describe('AutoscalerService over a long queue', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { members: async () => [] } as unknown as PoolsService,
+      { execute: async () => [] } as unknown as QueryBus,
       { scale } as unknown as OperationsService,
     );
     await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'));
@@ -86,7 +86,7 @@ describe('AutoscalerService watching idle nodes', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { members: async () => [node] } as unknown as PoolsService,
+      { execute: async () => [node] } as unknown as QueryBus,
       { scale } as unknown as OperationsService,
     );
     return {
@@ -118,5 +118,32 @@ describe('AutoscalerService watching idle nodes', () => {
     expect(scale).not.toHaveBeenCalled();
     await autoscaler.tick(after(1200));
     expect(scale).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('AutoscalerService run by the leader', () => {
+  it("records the leader's lease epoch on the scale it orders", async () => {
+    const readModels = new EmbeddedReadModelStore();
+    await readModels.commit(
+      'test',
+      [
+        { op: 'upsert', collection: NODE_POOLS, doc: pool('small', 4) },
+        { op: 'upsert', collection: SESSIONS, doc: queued(1, 'small', 2) },
+      ],
+      1,
+    );
+    const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
+    const autoscaler = new AutoscalerService(
+      readModels,
+      { execute: async () => [] } as unknown as QueryBus,
+      { scale } as unknown as OperationsService,
+    );
+    await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'), 6);
+    expect(scale).toHaveBeenCalledWith(
+      'small',
+      1,
+      expect.objectContaining({ leaderEpoch: 6 }),
+      expect.anything(),
+    );
   });
 });

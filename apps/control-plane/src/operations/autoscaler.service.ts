@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { CommandContext, DomainError, systemContext, newId } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { SESSIONS, SessionDoc } from '../sessions/sessions.projection';
+import { SESSIONS, SessionDoc } from '../sessions';
 import { READ_MODELS } from '../platform/runtime/tokens';
-import { AUTOSCALE_DEFAULTS } from '../pools/pool.events';
-import { PoolsService } from '../pools/pools.service';
-import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
+import { AUTOSCALE_DEFAULTS, ListPoolMembers, NODE_POOLS, PoolDoc } from '../pools';
 import { autoscaleDecision, fitsOneNode } from './autoscale';
 import { OperationsService } from './operations.service';
 
@@ -29,11 +28,12 @@ export class AutoscalerService {
 
   constructor(
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
-    @Inject(PoolsService) private readonly pools: PoolsService,
+    @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(OperationsService) private readonly operations: OperationsService,
   ) {}
 
-  async tick(now = Date.now()): Promise<void> {
+  /** `leaderEpoch`: the lease term of the leader running the tick, recorded on its commands. */
+  async tick(now = Date.now(), leaderEpoch?: number): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
     try {
@@ -61,7 +61,7 @@ export class AutoscalerService {
         );
         // A session counts towards one pool only, so two pools do not both grow for it.
         waiting.forEach((s) => claimed.add(s.sessionId));
-        const members = await this.pools.members(pool.poolId);
+        const members = await this.queries.execute(new ListPoolMembers(pool.poolId));
         let idleNodes = 0;
         for (const node of members) {
           if (node.status !== 'ready') {
@@ -86,7 +86,7 @@ export class AutoscalerService {
           const { operationId } = await this.operations.scale(
             pool.poolId,
             decision.desiredSize,
-            this.context(),
+            this.context(leaderEpoch),
             decision.reason,
           );
           this.logger.log(`pool ${pool.name}: ${decision.reason} → operation ${operationId}`);
@@ -102,7 +102,7 @@ export class AutoscalerService {
     }
   }
 
-  private context(): CommandContext {
-    return systemContext(newId());
+  private context(leaderEpoch?: number): CommandContext {
+    return systemContext(newId(), { leaderEpoch });
   }
 }

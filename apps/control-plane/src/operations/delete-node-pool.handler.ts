@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { CommandContext } from '../../../../libs/kernel/src';
-import { OperationAccepted } from '../pools/pools.dto';
+import { OperationAccepted } from '../clusters';
 import { OperationsService } from './operations.service';
 
 /** An admin deletes a pool: its nodes drained and removed, then the pool (not a cluster's last). */

@@ -1,7 +1,7 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
 import { operationDecider } from './operation.decider';
 import { OperationEvent } from './operation.events';
-import { chooseNodesToRemove } from './operations.saga';
+import { chooseNodesToRemove } from './pool-operation.steps';
 
 const spec = deciderSpec(operationDecider);
 const at = '2026-12-02T10:00:00.000Z';

@@ -1,4 +1,5 @@
 import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
+import { systemClock } from '../../../../libs/kernel/src';
 import { OperationsSaga } from './operations.saga';
 
 const sagaWith = (schedule: DelayedJobs['schedule']) =>
@@ -9,7 +10,7 @@ const sagaWith = (schedule: DelayedJobs['schedule']) =>
     null as never,
     null as never,
     null as never,
-    null as never,
+    systemClock,
     null as never,
     null as never,
   );

@@ -1,15 +1,13 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
-import { DrainsModule } from '../drains/drains.module';
-import { NodesModule } from '../nodes/nodes.module';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { PoolsModule } from '../pools/pools.module';
-import { ProvisionerModule } from '../provisioner/provisioner.module';
+import { ProvisionerModule } from '../provisioner';
 import { DeleteNodePoolHandler } from './delete-node-pool.handler';
+import { OpenClusterOperationHandler } from './open-cluster-operation.handler';
 import { operationCodec } from './operation.events';
 import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
@@ -20,13 +18,13 @@ import { ScaleNodePoolHandler } from './scale-node-pool.handler';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
 
 @Module({
-  imports: [NodesModule, PoolsModule, DrainsModule, ProvisionerModule],
+  imports: [ProvisionerModule],
   controllers: [OperationsController],
   providers: [
-    ...[OperationsSaga, OperationsService, AutoscalerService],
+    ...[OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
+    // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
   ],
-  exports: [OperationsService],
 })
 export class OperationsModule implements OnModuleInit {
   constructor(
@@ -51,12 +49,14 @@ export class OperationsModule implements OnModuleInit {
       this.config.jobsRepairSec * 1000,
       async () => void (await this.saga.repair()),
     );
-    this.runtime.every('autoscaler', AUTOSCALER_TICK_MS, () => this.autoscaler.tick());
+    this.runtime.every('autoscaler', AUTOSCALER_TICK_MS, (term) =>
+      this.autoscaler.tick(Date.now(), term.epoch),
+    );
     // A delete that died between its two appends left its pool off the cluster's list.
     this.runtime.every(
       'pools-relist-strays',
       this.config.jobsRepairSec * 1000,
-      async () => void (await this.operations.relistStrays()),
+      async (term) => void (await this.operations.relistStrays(term.epoch)),
     );
   }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { armWithin } from '../../../../libs/jobs/src/port';
 import {
+  Clock,
   CommandContext,
   DomainError,
   notFound,
@@ -10,43 +12,26 @@ import {
   uuidFrom,
 } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { clusterAggregate } from '../clusters/cluster.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { AddPoolToCluster, GetClusterState, RemovePoolFromCluster } from '../clusters';
 import { Config } from '../config/config';
-import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
-import { poolAggregate, PoolCommand } from '../pools/pool.decider';
-import { PoolOperationType, poolStreamId } from '../pools/pool.events';
-import { NODE_POOLS, PoolDoc } from '../pools/pools.projection';
-import { PoolsService } from '../pools/pools.service';
+import { CLOCK, CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import {
+  BeginPoolOperation,
+  GetPoolState,
+  ListPoolMembers,
+  NODE_POOLS,
+  PoolCommand,
+  PoolDoc,
+  PoolOperationType,
+  beginsOperation,
+} from '../pools';
 import { operationAggregate } from './operation.decider';
 import { operationStreamId } from './operation.events';
 import { OPERATIONS, OperationDoc } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
+import { OperationView, operationView } from './operation.view';
 
 export const OPERATIONS_PROJECTION = 'projection:operations';
-
-export type OperationView = {
-  operationId: string;
-  type: string;
-  status: string;
-  steps: Array<{
-    name: string;
-    status: string;
-    at: string;
-    startedAt: string;
-    detail: string | null;
-  }>;
-  error: string | null;
-  clusterId: string;
-  poolId: string | null;
-  fromSize: number | null;
-  desiredSize: number | null;
-  nodes: Array<{ nodeId: string; hostname: string }>;
-  reason: string | null;
-  createdAt: string;
-  deadlineAt: string;
-  endedAt: string | null;
-};
 
 /** How long a request waits for the job queue to arm recorded work (Redis may be down). */
 const ARM_WAIT_MS = 2000;
@@ -66,8 +51,11 @@ export class OperationsService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
-    @Inject(PoolsService) private readonly pools: PoolsService,
     @Inject(OperationsSaga) private readonly saga: OperationsSaga,
+    @Inject(CLOCK) private readonly clock: Clock,
+    /** Pools and clusters are their slices': asked of them on the buses. */
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   /** ScaleNodePool: refused while another operation runs on the pool, or outside min/max. */
@@ -87,7 +75,7 @@ export class OperationsService {
 
   /** ResizeNodePool: rolls every node onto the new vCPU / memory shape, one at a time. */
   async resize(poolId: string, shape: { cpu?: number; memoryGiB?: number }, ctx: CommandContext) {
-    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    const pool = (await this.queries.execute(new GetPoolState(poolId))).state;
     if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
     const resizeTo = {
       cpu: shape.cpu ?? pool.spec.cpu,
@@ -110,30 +98,30 @@ export class OperationsService {
    * then refused too early, the cluster view missed it). Run every JOBS_REPAIR_SEC: an active
    * pool with no operation, off its cluster's list at two passes in a row (a live delete is
    * between its two appends for milliseconds, not a whole period), is listed again.
-   * Returns how many were.
+   * Returns how many were; `leaderEpoch` (the leader's lease term) is recorded on each.
    */
-  async relistStrays(): Promise<number> {
+  async relistStrays(leaderEpoch?: number): Promise<number> {
     const active = await findAll<PoolDoc & Doc>(this.readModels, NODE_POOLS, { status: 'active' });
     const seen = new Set<string>();
     let relisted = 0;
     for (const doc of active) {
-      const pool = (await this.pipeline.load(poolAggregate, poolStreamId(doc.poolId))).state;
+      const pool = (await this.queries.execute(new GetPoolState(doc.poolId))).state;
       if (pool.status !== 'active' || pool.operationId !== null) continue;
-      const stream = clusterStreamId(pool.clusterId);
-      const cluster = await this.pipeline.load(clusterAggregate, stream);
+      const cluster = await this.queries.execute(new GetClusterState(pool.clusterId));
       const state = cluster.state;
       if (state.status === 'absent' || state.status === 'deleting') continue;
       if (state.pools.includes(pool.poolId)) continue;
       seen.add(pool.poolId);
       if (!this.unlisted.has(pool.poolId)) continue;
-      await this.pipeline.handle(
-        clusterAggregate,
-        stream,
-        {
-          type: 'AddPoolToCluster',
-          data: { clusterId: pool.clusterId, poolId: pool.poolId, at: new Date().toISOString() },
-        },
-        systemContext(uuidFrom('relist-pool', pool.poolId, String(cluster.revision ?? -1))),
+      const now = this.clock.now();
+      await this.commands.execute(
+        new AddPoolToCluster(
+          { clusterId: pool.clusterId, poolId: pool.poolId, at: now.toISOString() },
+          systemContext(uuidFrom('relist-pool', pool.poolId, String(cluster.revision ?? -1)), {
+            now,
+            leaderEpoch,
+          }),
+        ),
       );
       this.logger.warn(
         `node pool ${pool.poolId} was off cluster ${pool.clusterId}'s list: listed again`,
@@ -145,7 +133,7 @@ export class OperationsService {
   }
 
   private async beingDeleted(poolId: string): Promise<boolean> {
-    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    const pool = (await this.queries.execute(new GetPoolState(poolId))).state;
     return pool.status !== 'active' || pool.operationType === 'delete_node_pool';
   }
 
@@ -165,28 +153,30 @@ export class OperationsService {
     begin: Extract<PoolCommand, { type: 'BeginPoolOperation' }>,
     ctx: CommandContext,
   ): Promise<void> {
-    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    const pool = (await this.queries.execute(new GetPoolState(poolId))).state;
     if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
-    if (poolAggregate.decider.decide(begin, pool).length === 0) return; // a replayed request
+    if (!beginsOperation(begin.data, pool)) return; // a replayed request
     const removed =
       begin.data.operationType === 'delete_node_pool'
         ? await this.removeFromCluster(clusterId, poolId, begin.data.at, ctx)
         : null;
     try {
-      await this.pipeline.handle(poolAggregate, poolStreamId(poolId), begin, {
-        ...ctx,
-        commandId: uuidFrom(ctx.commandId, 'begin'),
-      });
+      await this.commands.execute(
+        new BeginPoolOperation(poolId, begin.data, {
+          ...ctx,
+          commandId: uuidFrom(ctx.commandId, 'begin'),
+        }),
+      );
     } catch (error) {
       // Another replica locked the pool since we read it: undo this request's removal, and
       // only that. A delete that removed nothing (another had) must not list the pool again,
       // and neither may one that lost to another delete, or the real last pool could go.
       if (removed !== null && !(await this.beingDeleted(poolId))) {
-        await this.pipeline.handle(
-          clusterAggregate,
-          clusterStreamId(clusterId),
-          { type: 'AddPoolToCluster', data: { clusterId, poolId, at: begin.data.at } },
-          { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool', String(removed)) },
+        await this.commands.execute(
+          new AddPoolToCluster(
+            { clusterId, poolId, at: begin.data.at },
+            { ...ctx, commandId: uuidFrom(ctx.commandId, 'restore-pool', String(removed)) },
+          ),
         );
       }
       throw error;
@@ -207,18 +197,17 @@ export class OperationsService {
     at: string,
     ctx: CommandContext,
   ): Promise<number | null> {
-    const stream = clusterStreamId(clusterId);
     const until = Date.now() + REMOVAL_SETTLE_MS;
     for (;;) {
-      const before = (await this.pipeline.load(clusterAggregate, stream)).revision ?? -1;
+      const before = (await this.queries.execute(new GetClusterState(clusterId))).revision ?? -1;
       try {
-        const removal = await this.pipeline.handle(
-          clusterAggregate,
-          stream,
-          { type: 'RemovePoolFromCluster', data: { clusterId, poolId, at } },
-          // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after
-          // its removal was undone must remove again, not be taken for a replay of it.
-          { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
+        const removal = await this.commands.execute(
+          new RemovePoolFromCluster(
+            { clusterId, poolId, at },
+            // Keyed by the revision it saw: a retry of this request (same Idempotency-Key) after
+            // its removal was undone must remove again, not be taken for a replay of it.
+            { ...ctx, commandId: uuidFrom(ctx.commandId, 'remove-pool', String(before)) },
+          ),
         );
         return removal.appended ? removal.revision : null;
       } catch (error) {
@@ -232,7 +221,7 @@ export class OperationsService {
 
   /** Whether a pool of the cluster other than `poolId` is off its list yet active, not being deleted. */
   private async unsettled(clusterId: string, poolId: string): Promise<boolean> {
-    const cluster = (await this.pipeline.load(clusterAggregate, clusterStreamId(clusterId))).state;
+    const cluster = (await this.queries.execute(new GetClusterState(clusterId))).state;
     const listed = cluster.status === 'absent' ? [] : cluster.pools;
     const pools = await findAll<PoolDoc & Doc>(
       this.readModels,
@@ -242,7 +231,7 @@ export class OperationsService {
     );
     for (const doc of pools) {
       if (doc.poolId === poolId || listed.includes(doc.poolId)) continue;
-      const other = (await this.pipeline.load(poolAggregate, poolStreamId(doc.poolId))).state;
+      const other = (await this.queries.execute(new GetPoolState(doc.poolId))).state;
       if (other.status === 'active') return true;
     }
     return false;
@@ -260,7 +249,7 @@ export class OperationsService {
   ): Promise<{ operationId: string }> {
     const desiredSize = options.desiredSize ?? null;
     const resizeTo = options.resizeTo ?? null;
-    const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
+    const pool = (await this.queries.execute(new GetPoolState(poolId))).state;
     if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
     const operationId = uuidFrom('operation', ctx.commandId);
     if (pool.operationId === operationId) return { operationId }; // a replayed request
@@ -270,7 +259,7 @@ export class OperationsService {
       data: { operationId, operationType: type, desiredSize, at },
     };
     await this.opening.run(pool.clusterId, () => this.lock(pool.clusterId, poolId, begin, ctx));
-    const members = await this.pools.members(poolId);
+    const members = await this.queries.execute(new ListPoolMembers(poolId));
     const fromSize = members.length;
     // Scale-out: one new node per missing one; resize: one replacement per node of another shape.
     const grow = resizeTo
@@ -379,37 +368,12 @@ export class OperationsService {
       sort: { requestedAt: -1 },
       limit: 200,
     });
-    return { items: page.items.map((d) => this.view(d)) };
+    return { items: page.items.map((d) => operationView(d)) };
   }
 
   async get(operationId: string): Promise<OperationView> {
     const doc = await this.readModels.get<OperationDoc & Doc>(OPERATIONS, operationId);
     if (!doc) throw notFound('operation', operationId);
-    return this.view(doc);
-  }
-
-  private view(doc: OperationDoc): OperationView {
-    return {
-      operationId: doc.operationId,
-      type: doc.operationType,
-      status: doc.status,
-      steps: doc.steps.map((s) => ({
-        name: s.name,
-        status: s.status,
-        at: s.at,
-        startedAt: s.startedAt,
-        detail: s.detail,
-      })),
-      error: doc.error,
-      clusterId: doc.clusterId,
-      poolId: doc.poolId,
-      fromSize: doc.fromSize,
-      desiredSize: doc.desiredSize,
-      nodes: doc.chosen ? [...doc.chosen] : [],
-      reason: doc.reason,
-      createdAt: doc.requestedAt,
-      deadlineAt: doc.deadlineAt,
-      endedAt: doc.endedAt,
-    };
+    return operationView(doc);
   }
 }

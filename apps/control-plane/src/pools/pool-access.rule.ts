@@ -1,9 +1,31 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { DomainError, notFound } from '../../../../libs/kernel/src';
-import { PoolAccess, PoolRequest } from '../sessions/pool-access';
+import type { SessionDemand } from '../nodes';
 import { PoolState, poolAggregate } from './pool.decider';
 import { poolStreamId } from './pool.events';
+
+/** What a session asks of the pool it names: the owner it runs for, and its demand. */
+export type PoolRequest = {
+  readonly poolId: string;
+  readonly owner: string;
+  readonly demand: SessionDemand;
+  /** `create` names the pool; `resume` finds it in the paused session, so a pool gone is a conflict. */
+  readonly use: 'create' | 'resume';
+};
+
+/** Which pools an owner may place sessions in (sessions ask it under their POOL_ACCESS token). */
+export interface PoolAccess {
+  mayUse(owner: string, poolId: string | null): Promise<boolean>;
+  /**
+   * Refuses (throws a DomainError) a session that could never be placed in the pool it names,
+   * judged from the pool's own stream: one that does not exist, is going, takes the other kind
+   * or GPU model, or is not open to the owner. A session waiting forever is the alternative.
+   */
+  admit(request: PoolRequest): Promise<void>;
+  /** Whether the pool is deleted (or never existed): a session pinned to it can never run. */
+  gone(poolId: string): Promise<boolean>;
+}
 
 /**
  * Why a session can never be placed in the pool it names, or null when it can: pure, from

@@ -1,4 +1,4 @@
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 import { PoolRequest } from '../sessions/pool-access';
 import { PoolState, poolDecider } from './pool.decider';
 import { PoolDefinition, PoolEvent } from './pool.events';

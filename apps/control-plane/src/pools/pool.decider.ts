@@ -46,41 +46,46 @@ const existing = (state: PoolState, id = ''): Existing => {
 const conflict = (code: string, message: string, details: Record<string, unknown> = {}) =>
   new DomainError(code, message, 'conflict', details);
 
+/** One operation at a time; a scale stays within the autoscaling bounds. */
+const beginOperation = (
+  data: Extract<PoolCommand, { type: 'BeginPoolOperation' }>['data'],
+  pool: Existing,
+): PoolEvent[] => {
+  const { operationId, operationType, desiredSize, at } = data;
+  if (pool.operationId === operationId) return []; // a retry of the same request
+  if (pool.operationId !== null) {
+    throw conflict(
+      'operation_in_progress',
+      `node pool ${pool.poolId} is running operation ${pool.operationId} (${pool.operationType})`,
+      { operationId: pool.operationId, operationType: pool.operationType },
+    );
+  }
+  if (pool.status !== 'active') throw invalidTransition('node pool', pool.status, operationType);
+  if (desiredSize !== null && pool.autoscaling) {
+    const { min, max } = pool.autoscaling;
+    if (desiredSize < min || desiredSize > max) {
+      throw conflict(
+        'size_out_of_range',
+        `node pool ${pool.name} scales between ${min} and ${max} nodes, not ${desiredSize}`,
+        { min, max, desiredSize },
+      );
+    }
+  }
+  return [
+    {
+      type: 'NodePoolOperationStarted',
+      data: { poolId: pool.poolId, operationId, operationType, at },
+    },
+  ];
+};
+
 export const decidePool = (command: PoolCommand, state: PoolState): PoolEvent[] => {
   switch (command.type) {
     case 'CreateNodePool':
       if (state.status !== 'absent') return [];
       return [{ type: 'NodePoolCreated', data: command.data }];
-    case 'BeginPoolOperation': {
-      const pool = existing(state);
-      const { operationId, operationType, desiredSize, at } = command.data;
-      if (pool.operationId === operationId) return []; // a retry of the same request
-      if (pool.operationId !== null) {
-        throw conflict(
-          'operation_in_progress',
-          `node pool ${pool.poolId} is running operation ${pool.operationId} (${pool.operationType})`,
-          { operationId: pool.operationId, operationType: pool.operationType },
-        );
-      }
-      if (pool.status !== 'active')
-        throw invalidTransition('node pool', pool.status, operationType);
-      if (desiredSize !== null && pool.autoscaling) {
-        const { min, max } = pool.autoscaling;
-        if (desiredSize < min || desiredSize > max) {
-          throw conflict(
-            'size_out_of_range',
-            `node pool ${pool.name} scales between ${min} and ${max} nodes, not ${desiredSize}`,
-            { min, max, desiredSize },
-          );
-        }
-      }
-      return [
-        {
-          type: 'NodePoolOperationStarted',
-          data: { poolId: pool.poolId, operationId, operationType, at },
-        },
-      ];
-    }
+    case 'BeginPoolOperation':
+      return beginOperation(command.data, existing(state));
     case 'EndPoolOperation': {
       if (state.status === 'absent' || state.operationId !== command.data.operationId) return [];
       return [
@@ -135,6 +140,16 @@ export const decidePool = (command: PoolCommand, state: PoolState): PoolEvent[] 
       return assertNever(command, 'node pool command');
   }
 };
+
+/**
+ * Whether beginning the operation changes the pool as read (false: a replay of the same
+ * request); throws the pool's refusal. Lets an operation be refused before anything is
+ * appended anywhere, on the pool as read in its turn.
+ */
+export const beginsOperation = (
+  data: Extract<PoolCommand, { type: 'BeginPoolOperation' }>['data'],
+  pool: PoolState,
+): boolean => decidePool({ type: 'BeginPoolOperation', data }, pool).length > 0;
 
 export const evolvePool = (state: PoolState, event: PoolEvent): PoolState => {
   switch (event.type) {

@@ -1,6 +1,6 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { toNotification } from '../notifications/notification';
+import { toNotification } from '../notifications';
 import { poolDecider } from './pool.decider';
 import { PoolDefinition, PoolEvent } from './pool.events';
 

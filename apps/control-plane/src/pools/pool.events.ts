@@ -1,6 +1,6 @@
 import { EventCodec } from '../../../../libs/kernel/src';
-import { GpuModel } from '../config/config';
-import { NodeMode } from '../nodes/node.events';
+import { GpuModel } from '../catalog/catalog';
+import { NodeMode } from '../nodes';
 
 export type PoolKind = 'gpu' | 'cpu';
 export const POOL_OPERATION_TYPES = [

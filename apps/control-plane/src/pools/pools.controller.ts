@@ -2,13 +2,13 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nest
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '../../../../libs/kernel/src';
-import { NodeView } from '../nodes/nodes.dto';
+import { NodeView } from '../nodes';
 import { Roles } from '../platform/auth/decorators';
 import { checkId, ClusterIdPipe } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
-import { AssignNodeToPool } from './assign-node-to-pool.handler';
 import { CreateNodePool } from './create-node-pool.handler';
 import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
+import { AddNodeToPool } from './pools.messages';
 import { PoolsService } from './pools.service';
 
 @ApiTags('node-pools')
@@ -51,6 +51,6 @@ export class PoolsController {
   @Roles('admin')
   @ApiOkResponse({ type: NodeView })
   assign(@Param('nodeId') nodeId: string, @Body() body: AssignPoolDto, @Ctx() ctx: CommandContext) {
-    return this.commands.execute(new AssignNodeToPool(checkId('nodeId', nodeId), body.poolId, ctx));
+    return this.commands.execute(new AddNodeToPool(checkId('nodeId', nodeId), body.poolId, ctx));
   }
 }

@@ -12,7 +12,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
-import { GPU_MODELS, GpuModel } from '../config/config';
+import { GPU_MODELS, GpuModel } from '../catalog/catalog';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { UUID } from '../platform/http/ids';
 import { NestedDto } from '../platform/http/nested';
@@ -192,8 +192,4 @@ export class PoolView {
   @ApiProperty({ nullable: true, example: { operationId: '…', type: 'scale_node_pool' } })
   operation!: { operationId: string; type: string } | null;
   @ApiProperty() createdAt!: string;
-}
-
-export class OperationAccepted {
-  @ApiProperty() operationId!: string;
 }

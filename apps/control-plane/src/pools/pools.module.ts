@@ -1,20 +1,19 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '../../../../libs/kernel/src';
-import { NodesModule } from '../nodes/nodes.module';
+import { NodesModule } from '../nodes';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { AssignNodeToPoolHandler } from './assign-node-to-pool.handler';
 import { CreateNodePoolHandler } from './create-node-pool.handler';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
+import { POOL_HANDLERS } from './pools.handlers';
 import { nodePoolsProjection } from './pools.projection';
 import { PoolsService } from './pools.service';
 
 @Module({
   imports: [NodesModule],
   controllers: [PoolsController],
-  providers: [PoolsService, CreateNodePoolHandler, AssignNodeToPoolHandler],
-  exports: [PoolsService],
+  providers: [PoolsService, CreateNodePoolHandler, ...POOL_HANDLERS],
 })
 export class PoolsModule implements OnModuleInit {
   constructor(

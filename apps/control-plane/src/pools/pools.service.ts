@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
 import {
@@ -10,17 +11,20 @@ import {
   uuidFrom,
 } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
-import { clusterAggregate } from '../clusters/cluster.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { nodeCodec, nodeStreamId } from '../nodes/node.events';
-import { NodeCommands } from '../nodes/nodes.commands';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { NodesQueries } from '../nodes/nodes.queries';
+import { AddPoolToCluster, GetClusterState } from '../clusters';
+import {
+  AssignNodeToPool,
+  GetNodeState,
+  NODES,
+  NodeDoc,
+  NodesQueries,
+  POOL_LABEL,
+  nodeCodec,
+  nodeStreamId,
+} from '../nodes';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
-import { POOL_LABEL } from '../provisioner/provisioner.port';
-import { DEFAULT_CPU_NODE, GPU_CATALOG } from './catalog';
+import { DEFAULT_CPU_NODE, GPU_CATALOG } from '../catalog/catalog';
 import { poolAggregate, PoolCommand } from './pool.decider';
 import { AUTOSCALE_DEFAULTS, PoolDefinition, poolCodec, poolStreamId } from './pool.events';
 import { CreateNodePoolDto, PoolView } from './pools.dto';
@@ -58,9 +62,10 @@ export class PoolsService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
-    @Inject(NodeCommands) private readonly nodeCommands: NodeCommands,
     @Inject(NodesQueries) private readonly nodes: NodesQueries,
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   /**
@@ -141,11 +146,11 @@ export class PoolsService {
 
   /** The pool in its cluster's list (idempotent: the command id is the create's), then its view. */
   private async listed(poolId: string, clusterId: string, ctx: CommandContext): Promise<PoolView> {
-    const added = await this.pipeline.handle(
-      clusterAggregate,
-      clusterStreamId(clusterId),
-      { type: 'AddPoolToCluster', data: { clusterId, poolId, at: ctx.now.toISOString() } },
-      { ...ctx, commandId: uuidFrom(ctx.commandId, 'add-pool') },
+    const added = await this.commands.execute(
+      new AddPoolToCluster(
+        { clusterId, poolId, at: ctx.now.toISOString() },
+        { ...ctx, commandId: uuidFrom(ctx.commandId, 'add-pool') },
+      ),
     );
     await this.runner.settle(added.position, [POOLS_PROJECTION, 'projection:clusters']);
     return this.get(poolId);
@@ -177,7 +182,7 @@ export class PoolsService {
 
   /** Judged from the cluster's own stream, so a cluster just created is found at once. */
   private async existingCluster(clusterId: string): Promise<void> {
-    const cluster = (await this.pipeline.load(clusterAggregate, clusterStreamId(clusterId))).state;
+    const cluster = (await this.queries.execute(new GetClusterState(clusterId))).state;
     if (cluster.status === 'absent') throw notFound('cluster', clusterId);
   }
 
@@ -207,7 +212,7 @@ export class PoolsService {
 
   /** PUT /v1/nodes/{id}/pool: at once, into an active pool of the same cluster, kind and GPU model. */
   async assignNode(nodeId: string, poolId: string, ctx: CommandContext) {
-    const node = (await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId))).state;
+    const node = (await this.queries.execute(new GetNodeState(nodeId))).state;
     if (node.status !== 'online' && node.status !== 'offline') throw notFound('node', nodeId);
     const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
     if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
@@ -236,10 +241,8 @@ export class PoolsService {
         { models, gpuType: pool.gpuType },
       );
     }
-    await this.nodeCommands.execute(
-      nodeId,
-      { type: 'AssignNodeToPool', data: { poolId, at: ctx.now.toISOString() } },
-      ctx,
+    await this.commands.execute(
+      new AssignNodeToPool(nodeId, { poolId, at: ctx.now.toISOString() }, ctx),
     );
     return this.nodes.get(nodeId);
   }
@@ -256,11 +259,11 @@ export class PoolsService {
       const { poolId, clusterId, at } = event.data;
       const pool = (await this.pipeline.load(poolAggregate, stored.streamId)).state;
       if (pool.status !== 'active') return;
-      await this.pipeline.handle(
-        clusterAggregate,
-        clusterStreamId(clusterId),
-        { type: 'AddPoolToCluster', data: { clusterId, poolId, at } },
-        this.context(stored, uuidFrom(stored.eventId, 'add-pool')),
+      await this.commands.execute(
+        new AddPoolToCluster(
+          { clusterId, poolId, at },
+          this.context(stored, uuidFrom(stored.eventId, 'add-pool')),
+        ),
       );
       return;
     }
@@ -290,8 +293,9 @@ export class PoolsService {
 
   /** A node moved out of a pool is still registered: its stream names it. */
   private async hostnameOf(streamId: string): Promise<string> {
-    const { state } = await this.pipeline.load(nodeAggregate, streamId);
-    return state.status === 'absent' ? streamId.slice('node-'.length) : state.hostname;
+    const nodeId = streamId.slice('node-'.length);
+    const { state } = await this.queries.execute(new GetNodeState(nodeId));
+    return state.status === 'absent' ? nodeId : state.hostname;
   }
 
   /**
@@ -324,7 +328,7 @@ export class PoolsService {
    * waits for it. A node in a pool (one an admin moved, say) is left where it is.
    */
   private async joinLabelledPoolLate(stored: StoredEvent, nodeId: string): Promise<void> {
-    const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId));
+    const { state } = await this.queries.execute(new GetNodeState(nodeId));
     if (state.status !== 'online' && state.status !== 'offline') return;
     if (state.poolId !== null || !state.labels[POOL_LABEL]) return;
     await this.joinLabelledPool(stored, { nodeId, labels: state.labels });

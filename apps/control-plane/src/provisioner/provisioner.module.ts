@@ -1,7 +1,5 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { Config } from '../config/config';
-import { NodesModule } from '../nodes/nodes.module';
-import { PoolsModule } from '../pools/pools.module';
 import { Runtime } from '../platform/runtime/runtime.service';
 import { CONFIG } from '../platform/runtime/tokens';
 import { HttpProvisioner } from './http-provisioner';
@@ -10,10 +8,9 @@ import { SimulatedProvisioner } from './simulated-provisioner';
 
 /** PROVISIONER_URL set: the HTTP adapter; unset: the simulated one, in process. */
 @Module({
-  imports: [NodesModule, PoolsModule],
   providers: [
-    // Reports nodes through NodesModule's InventoryService, the operator endpoint's own: one
-    // instance, so its per-node and per-cluster turns cover the provisioner's reports too.
+    // Its nodes report through the nodes slice's ReportInventory, the operator endpoint's own
+    // path: one InventoryService, so its per-node and per-cluster turns cover them too.
     SimulatedProvisioner,
     {
       provide: PROVISIONER,

@@ -1,8 +1,4 @@
-import { PoolDefinition } from '../pools/pool.events';
-
-/** Labels every provisioned node carries, so its report lands it in its pool. */
-export const POOL_LABEL = 'fleet/pool';
-export const PROVISIONER_LABEL = 'fleet/provisioner';
+import { PoolDefinition } from '../pools';
 
 export type CreateNodesRequest = {
   readonly operationId: string;

@@ -1,23 +1,22 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandContext, systemContext, newId, uuidFrom } from '../../../../libs/kernel/src';
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { Config } from '../config/config';
-import { NodeReport } from '../nodes/node.decider';
-import { nodeAggregate, nodeIdOf } from '../nodes/node.aggregate';
-import { nodeStreamId } from '../nodes/node.events';
-import { InventoryService } from '../nodes/reporting/inventory.service';
-import { NODES, NodeDoc } from '../nodes/nodes.projection';
-import { GPU_CATALOG } from '../pools/catalog';
-import { PoolsService } from '../pools/pools.service';
-import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import {
-  CreateNodesRequest,
+  GetNodeState,
+  NODES,
+  NodeDoc,
+  NodeReport,
   POOL_LABEL,
   PROVISIONER_LABEL,
-  Provisioner,
-  RemoveNodesRequest,
-} from './provisioner.port';
+  ReportInventory,
+  nodeIdOf,
+} from '../nodes';
+import { GPU_CATALOG } from '../catalog/catalog';
+import { AddNodeToPool } from '../pools';
+import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import { CreateNodesRequest, Provisioner, RemoveNodesRequest } from './provisioner.port';
 
 const SIMULATED = 'simulated';
 
@@ -38,10 +37,9 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    @Inject(InventoryService) private readonly inventory: InventoryService,
-    @Inject(PoolsService) private readonly pools: PoolsService,
-    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   /** Starts the heartbeat of every simulated node (found again from the read model after a restart). */
@@ -86,23 +84,27 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
         observedAt: null,
       };
       const ctx = context(uuidFrom(operationId, 'simulated-create', hostname), operationId);
-      await this.inventory.report(pool.clusterId, [report], ctx);
-      await this.pools.assignNode(nodeIdOf(pool.clusterId, hostname), pool.poolId, {
-        ...ctx,
-        commandId: uuidFrom(operationId, 'simulated-assign', hostname),
-      });
+      await this.commands.execute(new ReportInventory(pool.clusterId, [report], ctx));
+      await this.commands.execute(
+        new AddNodeToPool(nodeIdOf(pool.clusterId, hostname), pool.poolId, {
+          ...ctx,
+          commandId: uuidFrom(operationId, 'simulated-assign', hostname),
+        }),
+      );
     }
   }
 
   async removeNodes(request: RemoveNodesRequest): Promise<void> {
     for (const { nodeId } of request.nodes) {
       this.removing.add(nodeId);
-      const { state } = await this.pipeline.load(nodeAggregate, nodeStreamId(nodeId));
+      const { state } = await this.queries.execute(new GetNodeState(nodeId));
       if (state.status !== 'online') continue; // already offline or gone
-      await this.inventory.report(
-        state.clusterId,
-        [{ ...this.reportOf(state), kubeletReady: false }],
-        context(uuidFrom(request.operationId, 'simulated-remove', nodeId), request.operationId),
+      await this.commands.execute(
+        new ReportInventory(
+          state.clusterId,
+          [{ ...this.reportOf(state), kubeletReady: false }],
+          context(uuidFrom(request.operationId, 'simulated-remove', nodeId), request.operationId),
+        ),
       );
     }
   }
@@ -153,7 +155,7 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
         byCluster.set(node.clusterId, list);
       }
       for (const [clusterId, reports] of byCluster) {
-        await this.inventory.report(clusterId, reports, context(newId()));
+        await this.commands.execute(new ReportInventory(clusterId, reports, context(newId())));
       }
     } catch (error) {
       this.logger.warn(`simulated heartbeat failed: ${String(error)}`);

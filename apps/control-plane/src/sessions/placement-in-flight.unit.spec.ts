@@ -1,12 +1,14 @@
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../libs/jobs/src/port';
-import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
+import { SYSTEM_ACTOR, systemClock } from '../../../../libs/kernel/src';
 import { ReadModelStore } from '../../../../libs/readmodels/src/port';
-import { nodeCodec } from '../nodes/node.events';
+import { nodeCodec } from '../nodes';
+import { busesOver } from '../../../../test/support/buses';
 import { PlacementService } from './placement.service';
 import { SessionProcessReactor } from './session-process.reactor';
-import { SAFETY_TICK_MS, SessionQueueService } from './session-queue.service';
+import { SessionQueueSaga } from './session-queue.saga';
+import { SAFETY_TICK_MS } from './session-queue.workflow';
 import { SessionState, sessionCodec } from './session.events';
 
 const SESSION = 's-1';
@@ -112,6 +114,7 @@ describe('a placement in flight in this process', () => {
       const reactor = new SessionProcessReactor(
         pipeline as unknown as CommandPipeline,
         placement as unknown as PlacementService,
+        busesOver(pipeline as unknown as CommandPipeline).queries,
       );
       const now = (state: SessionState) => (session = state);
       return { reactor, placement, pipeline, now, started: () => now(running) };
@@ -170,7 +173,7 @@ describe('a placement in flight in this process', () => {
         scheduledAt: jest.fn(async () => null),
       };
       const placement = { pending: jest.fn(() => pending) };
-      const queue = new SessionQueueService(
+      const queue = new SessionQueueSaga(
         {} as ReadModelStore,
         jobs as unknown as DelayedJobs,
         placement as unknown as PlacementService,
@@ -178,6 +181,7 @@ describe('a placement in flight in this process', () => {
         null as never,
         null as never,
         null as never,
+        systemClock,
       );
       return { queue, jobs };
     };

@@ -2,9 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SubscriptionRunner } from '../../../../libs/cqrs/src';
 import { EventStore, LogPosition, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
-import { SessionDemand } from '../nodes/node.decider';
-import { nodeCodec } from '../nodes/node.events';
-import { NODES, NodeDoc, nodesProjection } from '../nodes/nodes.projection';
+import { SessionDemand, nodeCodec, NODES, NodeDoc, nodesProjection } from '../nodes';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { FitList, NodeFit, fitOf } from './placement';
 

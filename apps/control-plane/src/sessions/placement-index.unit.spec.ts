@@ -7,7 +7,7 @@ import {
 } from '../../../../libs/eventstore/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
-import { NODES, nodesProjection } from '../nodes/nodes.projection';
+import { NODES, nodesProjection } from '../nodes';
 import { gpuNodeDoc as node } from '../../../../test/support/node-docs';
 import { PlacementIndex } from './placement-index';
 

@@ -1,14 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '../../../../libs/cqrs/src';
 import { CommandContext, DomainError, UnavailableError } from '../../../../libs/kernel/src';
-import { clusterLivenessAggregate } from '../clusters/cluster-liveness.decider';
-import { clusterStreamId } from '../clusters/cluster-liveness.events';
+import { GetClusterLiveness } from '../clusters';
 import { Config } from '../config/config';
-import { HEARTBEATS } from '../nodes/heartbeat/heartbeat.module';
-import { HeartbeatStore } from '../nodes/heartbeat/heartbeat.store';
-import { nodeAggregate } from '../nodes/node.aggregate';
-import { Allocation, nodeStreamId } from '../nodes/node.events';
-import { NodeDoc } from '../nodes/nodes.projection';
+import {
+  AllocateOnNode,
+  Allocation,
+  HEARTBEATS,
+  HeartbeatStore,
+  NodeDoc,
+  ReleaseNodeCapacity,
+} from '../nodes';
 import { CONFIG } from '../platform/runtime/tokens';
 import { NodeFit, freeFor } from './placement';
 import { PlacementIndex } from './placement-index';
@@ -42,6 +45,8 @@ export class PlacementService {
     @Inject(PlacementIndex) private readonly index: PlacementIndex,
     @Inject(POOL_ACCESS) private readonly pools: PoolAccess,
     @Inject(HEARTBEATS) private readonly heartbeats: HeartbeatStore,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(QueryBus) private readonly queries: QueryBus,
   ) {}
 
   /** Placements in flight in this process, by session: one at a time per session. */
@@ -155,10 +160,7 @@ export class PlacementService {
   private async heldByStalledClusters(nodes: readonly NodeFit[]): Promise<Set<string>> {
     const held = new Set<string>();
     for (const clusterId of new Set(nodes.map((n) => n.clusterId))) {
-      const { state } = await this.pipeline.load(
-        clusterLivenessAggregate,
-        clusterStreamId(clusterId),
-      );
+      const { state } = await this.queries.execute(new GetClusterLiveness(clusterId));
       if (state.status === 'stalled') state.held.forEach((id) => held.add(id));
     }
     return held;
@@ -170,28 +172,26 @@ export class PlacementService {
     ctx: CommandContext,
   ): Promise<Allocation | null> {
     try {
-      const result = await this.pipeline.handle(
-        nodeAggregate,
-        nodeStreamId(nodeId),
-        {
-          type: 'AllocateOnNode',
-          data: {
+      const result = await this.commands.execute(
+        new AllocateOnNode(
+          nodeId,
+          {
             sessionId: session.sessionId,
             owner: session.owner,
             demand: session.demand,
             at: ctx.now.toISOString(),
           },
-        },
-        {
-          ...ctx,
-          commandId: stepCommandId(
-            ctx.commandId,
-            'allocate',
-            nodeId,
-            session.sessionId,
-            session.queuedAt,
-          ),
-        },
+          {
+            ...ctx,
+            commandId: stepCommandId(
+              ctx.commandId,
+              'allocate',
+              nodeId,
+              session.sessionId,
+              session.queuedAt,
+            ),
+          },
+        ),
       );
       const node = result.state;
       return node.status === 'online' || node.status === 'offline'
@@ -259,11 +259,12 @@ export class PlacementService {
   }
 
   async release(nodeId: string, sessionId: string, ctx: CommandContext): Promise<void> {
-    await this.pipeline.handle(
-      nodeAggregate,
-      nodeStreamId(nodeId),
-      { type: 'ReleaseOnNode', data: { sessionId, at: ctx.now.toISOString() } },
-      { ...ctx, commandId: stepCommandId(ctx.commandId, 'release', nodeId, sessionId) },
+    await this.commands.execute(
+      new ReleaseNodeCapacity(
+        nodeId,
+        { sessionId, at: ctx.now.toISOString() },
+        { ...ctx, commandId: stepCommandId(ctx.commandId, 'release', nodeId, sessionId) },
+      ),
     );
   }
 }

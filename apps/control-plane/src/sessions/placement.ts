@@ -1,5 +1,4 @@
-import { SessionDemand } from '../nodes/node.decider';
-import { NodeDoc } from '../nodes/nodes.projection';
+import { SessionDemand, NodeDoc } from '../nodes';
 
 /**
  * What placement needs to know of a node, taken from its Nodes read-model document: small,

@@ -1,5 +1,4 @@
-import { SessionDemand } from '../nodes/node.decider';
-import { NodeDoc } from '../nodes/nodes.projection';
+import { SessionDemand, NodeDoc } from '../nodes';
 import fc from 'fast-check';
 import { gpuNodeDoc as node } from '../../../../test/support/node-docs';
 import { FitList, NodeFit, accepts, fitOf, rankByBestFit } from './placement';

@@ -4,7 +4,8 @@ import { SqliteEventStore } from '../../../../libs/eventstore/src/sqlite-event-s
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { CommandContext, systemContext } from '../../../../libs/kernel/src';
 import { nodeAggregate, nodeRefOf } from '../nodes/node.aggregate';
-import { NodeCommand, NodeReport } from '../nodes/node.decider';
+import { NodeCommand, NodeReport } from '../nodes';
+import { busesOver } from '../../../../test/support/buses';
 import { PlacementService } from './placement.service';
 import { SessionProcessReactor } from './session-process.reactor';
 import { SessionCommand, sessionAggregate } from './session.decider';
@@ -73,7 +74,7 @@ describe('session process reactor: a node gone offline', () => {
         throw new Error('no placement is finished by an offline');
       },
     } as unknown as PlacementService;
-    reactor = new SessionProcessReactor(pipeline, placement);
+    reactor = new SessionProcessReactor(pipeline, placement, busesOver(pipeline).queries);
 
     await pipeline.handle(nodeAggregate, nodeStream, nodeReport(true, REGISTERED), ctx(REGISTERED));
     const session = sessionStreamId('s1');

@@ -1,7 +1,7 @@
 import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
 import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
 import { Step, sessionEvent, storedSessionEvent } from '../../../../test/support/session-events';
-import { queuedByIn, queuedSessionContext } from './session-queue.service';
+import { queuedByIn, queuedSessionContext } from './session-queue.workflow';
 import { sessionStreamId } from './session.events';
 
 const T0 = '2026-12-02T10:00:00.000Z';

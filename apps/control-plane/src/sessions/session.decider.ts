@@ -1,6 +1,6 @@
 import { Aggregate } from '../../../../libs/cqrs/src';
 import { Decider, assertNever, invalidTransition, notFound } from '../../../../libs/kernel/src';
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 import {
   PauseReason,
   Placement,
@@ -119,14 +119,17 @@ export const decideSession = (command: SessionCommand, state: SessionState): Ses
       if (
         runningSince !== undefined &&
         s.status === 'running' &&
-        Date.parse(s.segmentFrom) > Date.parse(runningSince)
+        Date.parse(s.segmentStartedAt) > Date.parse(runningSince)
       )
         return [];
       // Billing stops at the end given (a node's last report), never before the segment began.
       const end =
         s.status === 'running' && endedAt !== undefined
           ? new Date(
-              Math.max(Date.parse(s.segmentFrom), Math.min(Date.parse(endedAt), Date.parse(at))),
+              Math.max(
+                Date.parse(s.segmentStartedAt),
+                Math.min(Date.parse(endedAt), Date.parse(at)),
+              ),
             ).toISOString()
           : at;
       return [

@@ -1,5 +1,5 @@
 import { EventCodec, assertNever } from '../../../../libs/kernel/src';
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 
 export type TerminationReason = 'user' | 'admin_force' | 'drain_force' | 'node_offline';
 export type PauseReason = 'user' | 'drain';
@@ -94,7 +94,8 @@ export type SessionState =
   | (Base & {
       readonly status: 'running';
       readonly placement: Placement;
-      readonly segmentFrom: string;
+      /** When its running segment began (placement or resume): billed from here. */
+      readonly segmentStartedAt: string;
     })
   | (Base & {
       readonly status: 'paused';
@@ -143,7 +144,7 @@ export const evolveSession = (state: SessionState, event: SessionEvent): Session
         ...base(state),
         status: 'running',
         placement,
-        segmentFrom: at,
+        segmentStartedAt: at,
         lastPlacement: placement,
         everRan: true,
       };

@@ -13,7 +13,7 @@ import {
   max,
   min,
 } from 'class-validator';
-import { GPU_MODELS, GpuModel } from '../config/config';
+import { GPU_MODELS, GpuModel } from '../catalog/catalog';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { UUID } from '../platform/http/ids';
 import { PageQuery, QueryParams } from '../platform/http/page-query.dto';

@@ -15,7 +15,7 @@ import {
   ValidationError,
   validateSync,
 } from 'class-validator';
-import { GPU_MODELS, GpuModel } from '../config/config';
+import { GPU_MODELS, GpuModel } from '../catalog/catalog';
 import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 import { compileFastCheck } from '../platform/http/fast-validation';
 import { CreateSessionDto } from './sessions.dto';

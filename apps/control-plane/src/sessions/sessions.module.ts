@@ -5,15 +5,16 @@ import { Runtime } from '../platform/runtime/runtime.service';
 import { Config } from '../config/config';
 import { CONFIG } from '../platform/runtime/tokens';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
-import { HeartbeatModule } from '../nodes/heartbeat/heartbeat.module';
+import { HeartbeatModule } from '../nodes';
 import { PlacementIndex } from './placement-index';
 import { PlacementService } from './placement.service';
-import { PoolAccessRule } from '../pools/pool-access.rule';
+import { PoolAccessRule } from '../pools';
 import { POOL_ACCESS } from './pool-access';
 import { SessionProcessReactor } from './session-process.reactor';
-import { SessionQueueService } from './session-queue.service';
+import { SessionQueueSaga } from './session-queue.saga';
 import { sessionCodec } from './session.events';
 import { SessionsController } from './sessions.controller';
+import { SESSION_HANDLERS } from './sessions.handlers';
 import { sessionsProjection } from './sessions.projection';
 import { SessionsService } from './sessions.service';
 
@@ -26,16 +27,16 @@ import { SessionsService } from './sessions.service';
     PlacementService,
     SessionsService,
     SessionProcessReactor,
-    SessionQueueService,
+    SessionQueueSaga,
+    ...SESSION_HANDLERS,
   ],
-  exports: [PlacementService, SessionsService, SessionQueueService],
 })
 export class SessionsModule implements OnModuleInit {
   constructor(
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(EventTypes) private readonly types: EventTypes,
     @Inject(SessionProcessReactor) private readonly process: SessionProcessReactor,
-    @Inject(SessionQueueService) private readonly queue: SessionQueueService,
+    @Inject(SessionQueueSaga) private readonly queue: SessionQueueSaga,
     @Inject(Runtime) private readonly runtime: Runtime,
     @Inject(CONFIG) private readonly config: Config,
   ) {}

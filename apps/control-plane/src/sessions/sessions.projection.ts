@@ -1,7 +1,7 @@
 import { Projection } from '../../../../libs/cqrs/src';
 import { StoredEvent } from '../../../../libs/eventstore/src/port';
 import { Cause, assertNever } from '../../../../libs/kernel/src';
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 import { SessionEvent, TerminationReason, sessionCodec } from './session.events';
 
 export const SESSIONS = 'sessions';

@@ -7,7 +7,7 @@ import {
   InvalidCursorError,
   ReadModelStore,
 } from '../../../../libs/readmodels/src/port';
-import { SessionDemand } from '../nodes/node.decider';
+import { SessionDemand } from '../nodes';
 import { Caller, isPrivileged, readsEveryOwner } from '../platform/auth/caller';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';

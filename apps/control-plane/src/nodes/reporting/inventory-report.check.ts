@@ -1,5 +1,5 @@
 import { isISO8601 } from 'class-validator';
-import { GPU_MODELS } from '../../config/config';
+import { GPU_MODELS } from '../../catalog/catalog';
 import { OBJECT_KEYS } from '../../platform/http/object-keys';
 import { CLUSTER_ID } from '../../platform/http/ids';
 import { NODE_ROLES } from '../node.events';

@@ -16,7 +16,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { GPU_MODELS, GpuModel } from '../../config/config';
+import { GPU_MODELS, GpuModel } from '../../catalog/catalog';
 import type { DtoStatics } from '../../platform/http/fast-validation';
 import { CLUSTER_ID, CLUSTER_ID_RULE } from '../../platform/http/ids';
 import { NestedDto, NestedDtos } from '../../platform/http/nested';

@@ -15,7 +15,7 @@ import {
 import { LOG_START, LogPosition, laterPosition } from '../../../../../libs/eventstore/src/port';
 import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
 import { READ_MODELS } from '../../platform/runtime/tokens';
-import { LivenessService } from '../liveness.service';
+import { LivenessSaga } from '../liveness/liveness.saga';
 import { HEARTBEATS } from '../heartbeat/heartbeat.module';
 import { Beat, Heartbeat, HeartbeatStore, laterObserved } from '../heartbeat/heartbeat.store';
 import { NodeCommand, NodeReport, displayStatus, isOutOfOrder } from '../node.decider';
@@ -110,7 +110,7 @@ export class InventoryService {
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(HEARTBEATS) heartbeats: HeartbeatStore,
-    @Inject(LivenessService) private readonly liveness: LivenessService,
+    @Inject(LivenessSaga) private readonly liveness: LivenessSaga,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
   ) {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MIN_JWT_SECRET_LENGTH } from '../../config/jwt-secret-rule';
 
-export const MIN_JWT_SECRET_LENGTH = 32;
 export const JWT_SECRET_FILE = 'jwt-secret';
 
 export type ResolvedJwtSecret = { secret: string; generated: boolean; file?: string };

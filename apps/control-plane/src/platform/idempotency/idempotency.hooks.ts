@@ -116,40 +116,23 @@ export type IdempotentRequest = PlatformRequest & {
   idempotency?: Pending;
 };
 
-/**
- * `Idempotency-Key` on a mutating request, as Fastify hooks rather than a Nest interceptor
- * (a global interceptor puts an rxjs chain and two AsyncResource binds on every request,
- * with or without the header; here a request without the header costs one lookup).
- *
- * preHandler: with a key and a valid token, the same key and body replay the stored response
- * (status and body) and append nothing; the same key with another body is 409
- * `idempotency_key_reused`. Otherwise the key's first use is claimed (or found: a first use
- * whose answer was lost) and the request runs with a command id derived from the key and that
- * first use, so a retry of a command whose answer was lost derives the same event ids; another
- * body than the first use's is 409 (thrown by the guard, after 401/403). A concurrent request
- * with the same key waits for the first. Without a valid token the hooks step aside and the
- * guard answers 401. onSend keeps successful (2xx) responses only: a refused command changed
- * nothing, so its retry is decided afresh, and the first use it claimed is released.
- */
-export const installIdempotency = (
-  app: NestFastifyApplication,
-  store: IdempotencyStore,
-  tokens: TokenService,
-): void => {
-  const fastify = app.getHttpAdapter().getInstance();
-  const inFlight = new Map<string, Promise<void>>();
+/** The requests under an `Idempotency-Key` of this process, and the key store they share. */
+class KeyedRequests {
+  /** One request per key at a time: the others wait for it, then replay its answer. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly tokens: TokenService,
+  ) {}
 
   /** A request with a key: replayed, refused, or run under the key's command id. */
-  const takeKey = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    key: string | string[],
-  ): Promise<void> => {
+  async take(request: FastifyRequest, reply: FastifyReply, key: string | string[]): Promise<void> {
     const req = request as unknown as IdempotentRequest;
     let caller: Caller;
     try {
       // Admitted before the body was read (admission.ts); verified here only otherwise.
-      caller = req.caller ?? (await tokens.verify(bearerToken(request.headers.authorization)));
+      caller = req.caller ?? (await this.tokens.verify(bearerToken(request.headers.authorization)));
     } catch {
       return; // the guard refuses the request with 401
     }
@@ -161,22 +144,36 @@ export const installIdempotency = (
     }
     const scope = scopeOf(caller, request.method, pathOf(request), key);
     const bodyHash = fingerprint(request.body, request.query);
+    if (await this.answeredFromKey(scope, bodyHash, req, reply)) return;
+    await this.claim(scope, bodyHash, req, reply);
+  }
+
+  /**
+   * Waits for a request running under the same key, then replays the answer kept under it
+   * (true), refuses another body (throws), or finds none (false: this request may run).
+   */
+  private async answeredFromKey(
+    scope: string,
+    bodyHash: string,
+    req: IdempotentRequest,
+    reply: FastifyReply,
+  ): Promise<boolean> {
     for (;;) {
-      const running = inFlight.get(scope);
+      const running = this.inFlight.get(scope);
       if (running) {
         await running;
         continue;
       }
       let stored: Awaited<ReturnType<IdempotencyStore['get']>>;
       try {
-        stored = await store.get(scope);
+        stored = await this.store.get(scope);
       } catch (error) {
         // The store is down: the request cannot run under its key, but a caller the route
         // refuses must still hear 401/403 first (and learn nothing of our stores); the guard
         // throws this once the caller is authorised.
         if (!(error instanceof UnavailableError)) throw error;
         req.idempotencyRefusal = error;
-        return;
+        return true;
       }
       if (stored) {
         if (stored.bodyHash !== bodyHash) {
@@ -188,12 +185,24 @@ export const installIdempotency = (
         }
         const status = stored.status ?? 200;
         void (status === 204 ? reply.code(204).send() : reply.code(status).send(stored.body));
-        return;
+        return true;
       }
-      if (!inFlight.has(scope)) break; // another request claimed the key while we read
+      if (!this.inFlight.has(scope)) return false; // else another request claimed the key meanwhile
     }
+  }
+
+  /**
+   * No answer kept: the key's first use decides the command id, so the retry of an answer that
+   * was lost finds it (past midnight too). Another body under the key is refused.
+   */
+  private async claim(
+    scope: string,
+    bodyHash: string,
+    req: IdempotentRequest,
+    reply: FastifyReply,
+  ): Promise<void> {
     let settle: () => void = () => undefined;
-    inFlight.set(scope, new Promise<void>((resolve) => (settle = resolve)));
+    this.inFlight.set(scope, new Promise<void>((resolve) => (settle = resolve)));
     let released = false;
     const pending: Pending = {
       scope,
@@ -201,15 +210,13 @@ export const installIdempotency = (
       release: () => {
         if (released) return;
         released = true;
-        inFlight.delete(scope);
+        this.inFlight.delete(scope);
         settle();
       },
     };
-    // No answer kept: the key's first use decides the command id, so the retry of an answer
-    // that was lost finds it (past midnight too). Another body under the key is refused.
     let first: Awaited<ReturnType<IdempotencyStore['claim']>>;
     try {
-      first = await store.claim(scope, { bodyHash, at: idempotencyClock.now() });
+      first = await this.store.claim(scope, { bodyHash, at: idempotencyClock.now() });
     } catch (error) {
       pending.release();
       if (!(error instanceof UnavailableError)) throw error;
@@ -232,16 +239,16 @@ export const installIdempotency = (
     req.idempotency = pending;
     // Whatever happens to the response (sent, failed, connection lost), waiters move on.
     reply.raw.once('close', pending.release);
-  };
+  }
 
   /** Keeps a successful (2xx) answer under its key; a refused request releases the key's first use. */
-  const keep = async (pending: Pending, reply: FastifyReply, payload: unknown): Promise<void> => {
+  async keep(pending: Pending, reply: FastifyReply, payload: unknown): Promise<void> {
     try {
       const status = reply.statusCode;
       if (status >= 200 && status < 300) {
         const body = typeof payload === 'string' && payload !== '' ? JSON.parse(payload) : null;
         try {
-          await store.put(pending.scope, {
+          await this.store.put(pending.scope, {
             bodyHash: pending.bodyHash,
             status,
             body,
@@ -256,7 +263,7 @@ export const installIdempotency = (
       } else if (pending.created) {
         // Refused: it changed nothing, so its key is free for a corrected request.
         try {
-          await store.unclaim(pending.scope, pending.created);
+          await this.store.unclaim(pending.scope, pending.created);
         } catch (error) {
           if (!(error instanceof UnavailableError)) throw error;
           logger.warn(`Idempotency-Key of a refused request not released: ${error.message}`);
@@ -265,14 +272,38 @@ export const installIdempotency = (
     } finally {
       pending.release();
     }
-  };
+  }
+}
+
+/**
+ * `Idempotency-Key` on a mutating request, as Fastify hooks rather than a Nest interceptor
+ * (a global interceptor puts an rxjs chain and two AsyncResource binds on every request,
+ * with or without the header; here a request without the header costs one lookup).
+ *
+ * preHandler: with a key and a valid token, the same key and body replay the stored response
+ * (status and body) and append nothing; the same key with another body is 409
+ * `idempotency_key_reused`. Otherwise the key's first use is claimed (or found: a first use
+ * whose answer was lost) and the request runs with a command id derived from the key and that
+ * first use, so a retry of a command whose answer was lost derives the same event ids; another
+ * body than the first use's is 409 (thrown by the guard, after 401/403). A concurrent request
+ * with the same key waits for the first. Without a valid token the hooks step aside and the
+ * guard answers 401. onSend keeps successful (2xx) responses only: a refused command changed
+ * nothing, so its retry is decided afresh, and the first use it claimed is released.
+ */
+export const installIdempotency = (
+  app: NestFastifyApplication,
+  store: IdempotencyStore,
+  tokens: TokenService,
+): void => {
+  const fastify = app.getHttpAdapter().getInstance();
+  const keyed = new KeyedRequests(store, tokens);
 
   // Callback hooks: a request without a key (nearly all) costs a header lookup, not a promise.
   fastify.addHook('preHandler', (request, reply, done) => {
     const key = request.headers['idempotency-key'];
     if (key === undefined || !MUTATING.has(request.method)) return done();
     // A replayed answer is sent here: the route must not run.
-    takeKey(request, reply, key).then(() => {
+    keyed.take(request, reply, key).then(() => {
       if (!reply.sent) done();
     }, done);
   });
@@ -280,7 +311,7 @@ export const installIdempotency = (
   fastify.addHook('onSend', (request, reply, payload, done) => {
     const pending = (request as unknown as IdempotentRequest).idempotency;
     if (!pending) return done(null, payload);
-    keep(pending, reply, payload).then(
+    keyed.keep(pending, reply, payload).then(
       () => done(null, payload),
       (error: Error) => done(error),
     );

@@ -4,6 +4,7 @@ import { SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { EventStore } from '../../../../../libs/eventstore/src/port';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Leadership } from '../runtime/leadership.service';
 import { Runtime } from '../runtime/runtime.service';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../runtime/tokens';
 
@@ -24,6 +25,8 @@ export type Readiness = {
     delayedJobs: Check;
     subscriptions: Check & { lagging?: string[]; failing?: string[] };
   };
+  /** Whether this replica holds the lease (runs the periodic work); no check: a follower is ready. */
+  leader: boolean;
 };
 
 const logger = new Logger('health');
@@ -55,6 +58,7 @@ export class Health {
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(Runtime) private readonly runtime: Pick<Runtime, 'ready'>,
     @Inject(READY_MAX_LAG) private readonly maxLag: number,
+    @Inject(Leadership) private readonly leadership: Pick<Leadership, 'isLeader'>,
   ) {}
 
   async readiness(): Promise<Readiness> {
@@ -69,7 +73,7 @@ export class Health {
       : { ok: false, error: 'starting: read models are catching up with the log' };
     const checks = { runtime, eventStore, readModels, delayedJobs, subscriptions };
     const ready = Object.values(checks).every((c) => c.ok);
-    return { status: ready ? 'ready' : 'not_ready', checks };
+    return { status: ready ? 'ready' : 'not_ready', checks, leader: this.leadership.isLeader() };
   }
 
   private async subscriptions(): Promise<Readiness['checks']['subscriptions']> {

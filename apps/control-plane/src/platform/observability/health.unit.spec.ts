@@ -31,6 +31,7 @@ const health = (
     subscriptions?: SubscriptionStatus[];
     ready?: boolean;
     maxLag?: number;
+    leader?: boolean;
   } = {},
 ): Health =>
   new Health(
@@ -40,6 +41,7 @@ const health = (
     { status: async () => opts.subscriptions ?? [subscription()] } as SubscriptionRunner,
     { ready: opts.ready ?? true },
     opts.maxLag ?? 100,
+    { isLeader: () => opts.leader ?? true },
   );
 
 describe('readiness', () => {
@@ -53,7 +55,13 @@ describe('readiness', () => {
         delayedJobs: { ok: true },
         subscriptions: { ok: true },
       },
+      leader: true,
     });
+  });
+
+  it('says whether this replica leads, and is ready when it does not', async () => {
+    const r = await health({ leader: false }).readiness();
+    expect(r).toMatchObject({ status: 'ready', leader: false });
   });
 
   it('is not ready before the runtime caught up at start', async () => {

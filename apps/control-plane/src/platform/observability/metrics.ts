@@ -3,6 +3,8 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { PipelineObserver, SubscriptionRunner } from '../../../../../libs/cqrs/src';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { settleWithin } from '../../../../../libs/kernel/src';
+import { Leadership } from '../runtime/leadership.service';
+import { Runtime } from '../runtime/runtime.service';
 import { DELAYED_JOBS } from '../runtime/tokens';
 import { CountedHistogram } from './counted-histogram';
 import { LabelIndex } from './label-index';
@@ -81,8 +83,11 @@ export class Metrics {
   constructor(
     @Inject(SubscriptionRunner) runner: SubscriptionRunner,
     @Inject(DELAYED_JOBS) jobs: DelayedJobs,
+    @Inject(Leadership) leadership: Pick<Leadership, 'isLeader' | 'epoch'>,
+    @Inject(Runtime) runtime: Pick<Runtime, 'periodicRunCounts'>,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    this.leaseMetrics(leadership, runtime);
     const commands = this.commands;
     countedAtScrape(
       this.registry,
@@ -141,6 +146,36 @@ export class Metrics {
         );
       },
     });
+  }
+
+  /** Beside each replica's subscription lag: whether it leads, and what its loops ran. */
+  private leaseMetrics(
+    leadership: Pick<Leadership, 'isLeader' | 'epoch'>,
+    runtime: Pick<Runtime, 'periodicRunCounts'>,
+  ): void {
+    new Gauge({
+      name: 'fleet_leader',
+      help: '1 while this replica holds the leader lease (and runs the periodic work), else 0',
+      registers: [this.registry],
+      collect() {
+        this.set(leadership.isLeader() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'fleet_leader_epoch',
+      help: 'The fencing epoch of the lease term this replica leads (0 when it does not lead)',
+      registers: [this.registry],
+      collect() {
+        this.set(leadership.epoch() ?? 0);
+      },
+    });
+    countedAtScrape(
+      this.registry,
+      'fleet_periodic_runs_total',
+      'Periods of background work run by this replica (the leader), by name',
+      ['name'],
+      () => [...runtime.periodicRunCounts()].map(([name, count]) => ({ labels: { name }, count })),
+    );
   }
 
   observeRequest(method: string, route: string, status: number, ms: number): void {

@@ -51,4 +51,10 @@ export class ReadinessDto implements Readiness {
 
   @ApiProperty({ type: ReadinessChecksDto })
   checks!: ReadinessChecksDto;
+
+  @ApiProperty({
+    description:
+      'Whether this replica holds the leader lease and runs the periodic work (not a check: a replica that does not lead is ready)',
+  })
+  leader!: boolean;
 }

@@ -14,8 +14,10 @@ import {
   reactorSubscriberName,
 } from '../../../../../libs/cqrs/src';
 import { EventStore } from '../../../../../libs/eventstore/src/port';
+import { InProcessJobs } from '../../../../../libs/jobs/src/in-process-jobs';
 import { DelayedJobs } from '../../../../../libs/jobs/src/port';
 import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Leadership } from './leadership.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
 import { CHECKPOINTS, DELAYED_JOBS, EVENT_STORE, READ_MODELS, RUNTIME_MODE } from './tokens';
 
@@ -25,11 +27,15 @@ import { CHECKPOINTS, DELAYED_JOBS, EVENT_STORE, READ_MODELS, RUNTIME_MODE } fro
  */
 export type RuntimeMode = 'serve' | 'maintenance';
 
+/** What a periodic hook is told of the leader's term it runs in (its fencing epoch). */
+export type LeaderTerm = { readonly epoch: number };
+
 /**
  * Starts what runs in the background, in order: projections and reactors from their
  * checkpoints (the app is ready once projections caught up with the log as it was at start),
- * then delayed jobs. Stops them in reverse and closes the stores on shutdown. In maintenance
- * mode (provided as RUNTIME_MODE) it starts nothing and only closes the stores.
+ * then delayed jobs, the leader election and periodic work. Stops them in reverse and closes
+ * the stores on shutdown. In maintenance mode (provided as RUNTIME_MODE) it starts nothing and
+ * only closes the stores.
  */
 @Injectable()
 export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -41,8 +47,11 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly repeated: Array<{
     name: string;
     everyMs: number;
-    hook: () => Promise<void>;
+    hook: (term: LeaderTerm) => Promise<void>;
   }> = [];
+  /** Periodic work runs off this process's timers; the lease decides which process runs it. */
+  private readonly periodic = new InProcessJobs();
+  private readonly periodicRuns = new Map<string, number>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
@@ -51,6 +60,7 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     @Inject(CHECKPOINTS) private readonly checkpoints: CheckpointStore,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(Leadership) private readonly leadership: Leadership,
     @Optional() @Inject(RUNTIME_MODE) mode?: RuntimeMode,
   ) {
     this.mode = mode ?? 'serve';
@@ -73,12 +83,29 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     }
     await this.jobs.start();
     for (const hook of this.startHooks) await hook();
+    // The first try is awaited: a replica alone with its Redis leads from its start.
+    await this.leadership.start();
     for (const { name, everyMs, hook } of this.repeated) {
-      this.jobs.every(name, everyMs, () =>
-        hook().catch((e: unknown) => this.logger.warn(`periodic ${name} failed: ${String(e)}`)),
-      );
+      this.periodic.every(name, everyMs, () => this.runIfLeader(name, hook));
     }
+    await this.periodic.start();
     this.startedAt = Date.now();
+  }
+
+  /**
+   * The one place periodic work is held to the leader: every replica keeps the timers, and
+   * a period finds out here whether this one runs it.
+   */
+  private async runIfLeader(
+    name: string,
+    hook: (term: LeaderTerm) => Promise<void>,
+  ): Promise<void> {
+    const epoch = this.leadership.epoch();
+    if (epoch === null) return;
+    this.periodicRuns.set(name, (this.periodicRuns.get(name) ?? 0) + 1);
+    await hook({ epoch }).catch((e: unknown) =>
+      this.logger.warn(`periodic ${name} failed: ${String(e)}`),
+    );
   }
 
   /** Runs once everything has started (reconcilers that need read models and jobs). */
@@ -88,12 +115,12 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * Runs `hook` every `everyMs` while serving, first one period after start (reconcilers,
-   * repairs re-arming jobs a Redis lost, the autoscaler). With Redis, processes sharing it run
-   * each period once in total (a BullMQ job scheduler named `name`); in memory it is a timer.
-   * A run still going here when the next is due makes it skip; a failing run is logged and
-   * the next one tries again. Stopped with the jobs at shutdown.
+   * repairs re-arming jobs a Redis lost, the autoscaler), in the leader only: of the processes
+   * sharing Redis, the one holding the lease (without Redis, this process). A run still going
+   * when the next is due makes it skip; a failing run is logged and the next one tries again.
+   * Stopped before the jobs at shutdown.
    */
-  every(name: string, everyMs: number, hook: () => Promise<void>): void {
+  every(name: string, everyMs: number, hook: (term: LeaderTerm) => Promise<void>): void {
     if (this.repeated.some((r) => r.name === name))
       throw new Error(`runtime: ${name} repeats already`);
     this.repeated.push({ name, everyMs, hook });
@@ -103,7 +130,17 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
     return this.caughtUpAtStart && this.startedAt !== null;
   }
 
+  /** Periods run here so far, by name (metrics). */
+  periodicRunCounts(): ReadonlyMap<string, number> {
+    return this.periodicRuns;
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    // Periodic work ends here first, then the lease goes: the next leader starts at once.
+    await this.periodic.close();
+    if (this.mode === 'serve') {
+      await this.leadership.resign().catch((e) => this.logger.warn(`resigning: ${String(e)}`));
+    }
     // Reactors schedule and cancel jobs: they stop before the jobs client closes, instead of
     // sending commands on a connection being quit. What they have not handled stays behind
     // their checkpoints for the next start; projections run on for commands still finishing.

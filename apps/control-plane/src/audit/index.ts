@@ -1,0 +1,2 @@
+/** The audit slice as the rest of the app sees it. */
+export { AuditModule } from './audit.module';

@@ -1,0 +1,29 @@
+/** The nodes slice as other slices see it: nothing else of this folder is imported elsewhere. */
+export {
+  Allocation,
+  Capacity,
+  DrainMode,
+  GpuCard,
+  NODE_ROLES,
+  NodeEvent,
+  NodeMode,
+  NodeRole,
+  NodeState,
+  OfflineReason,
+  nodeCodec,
+  nodeStreamId,
+} from './node.events';
+export { NodeCommand, NodeReport, SessionDemand } from './node.decider';
+export { nodeIdOf } from './node.aggregate';
+export { POOL_LABEL, PROVISIONER_LABEL } from './node-labels';
+export { NODES, NodeDoc, NodeGpuView, nodesProjection } from './nodes.projection';
+export { NODES_PROJECTION } from './nodes.commands';
+export { NodeView } from './nodes.dto';
+export { NodesQueries } from './nodes.queries';
+export { HEARTBEATS, HeartbeatModule } from './heartbeat/heartbeat.module';
+export { Heartbeat, HeartbeatStore } from './heartbeat/heartbeat.store';
+export { ReportedNode } from './reporting/inventory.service';
+export * from './nodes.messages';
+export { NODE_LEAN_ROUTES } from './nodes.controller';
+export { INVENTORY_BODY_LIMITS, INVENTORY_LEAN_ROUTES } from './reporting/inventory.controller';
+export { NodesModule } from './nodes.module';

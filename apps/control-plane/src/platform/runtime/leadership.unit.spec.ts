@@ -1,0 +1,104 @@
+import { Logger } from '@nestjs/common';
+import { CheckpointStore, SubscriptionRunner } from '../../../../../libs/cqrs/src';
+import { EventStore, asLogPosition } from '../../../../../libs/eventstore/src/port';
+import { InProcessLeaderLease } from '../../../../../libs/jobs/src/in-process-leader-lease';
+import { LeaderLease, LeadershipChange } from '../../../../../libs/jobs/src/leader-lease';
+import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { Leadership } from './leadership.service';
+import { LeaderTerm, Runtime } from './runtime.service';
+import { SubscriptionsRegistry } from './subscriptions.registry';
+
+/** A lease the spec hands out and takes back by hand. */
+class ManualLease implements LeaderLease {
+  leading: number | null = null;
+  started = false;
+  stopped = false;
+  private readonly listeners: Array<(change: LeadershipChange) => void> = [];
+  async start(): Promise<void> {
+    this.started = true;
+  }
+  isLeader(): boolean {
+    return this.leading !== null;
+  }
+  epoch(): number | null {
+    return this.leading;
+  }
+  onChange(listener: (change: LeadershipChange) => void): void {
+    this.listeners.push(listener);
+  }
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.leading = null;
+  }
+}
+
+const closes = { close: async () => undefined };
+const runtimeOn = (lease: LeaderLease): Runtime =>
+  new Runtime(
+    { headPosition: async () => asLogPosition(0), ...closes } as unknown as EventStore,
+    closes as unknown as ReadModelStore,
+    { start: async () => undefined, ...closes } as unknown as DelayedJobs,
+    closes as unknown as CheckpointStore,
+    {
+      add: async () => undefined,
+      remove: async () => undefined,
+      start: async () => undefined,
+      stop: async () => undefined,
+      caughtUp: async () => undefined,
+    } as unknown as SubscriptionRunner,
+    { projections: [], reactors: [] } as unknown as SubscriptionsRegistry,
+    new Leadership(lease),
+  );
+
+describe('periodic work under the lease', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('runs in this replica only while it leads, told the epoch of its term', async () => {
+    const lease = new ManualLease();
+    const runtime = runtimeOn(lease);
+    const terms: LeaderTerm[] = [];
+    runtime.every('repair', 1000, async (term) => void terms.push(term));
+    await runtime.onApplicationBootstrap();
+    expect(lease.started).toBe(true);
+
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(terms).toEqual([]);
+
+    lease.leading = 4;
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(terms).toEqual([{ epoch: 4 }, { epoch: 4 }]);
+
+    lease.leading = null;
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(terms).toHaveLength(2);
+    expect(runtime.periodicRunCounts().get('repair')).toBe(2);
+  });
+
+  it('stops periodic work, then resigns, on shutdown', async () => {
+    const lease = new ManualLease();
+    lease.leading = 1;
+    const runtime = runtimeOn(lease);
+    let runs = 0;
+    runtime.every('repair', 1000, async () => void runs++);
+    await runtime.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(runs).toBe(1);
+    await runtime.onApplicationShutdown();
+    expect(lease.stopped).toBe(true);
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(runs).toBe(1);
+  });
+
+  it('runs every period without Redis: this process alone leads (the embedded default)', async () => {
+    const runtime = runtimeOn(new InProcessLeaderLease());
+    const terms: LeaderTerm[] = [];
+    runtime.every('repair', 1000, async (term) => void terms.push(term));
+    await runtime.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(terms).toEqual([{ epoch: 1 }, { epoch: 1 }, { epoch: 1 }]);
+    await runtime.onApplicationShutdown();
+  });
+});

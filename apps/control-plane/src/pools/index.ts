@@ -1,0 +1,20 @@
+/** The pools slice as other slices see it: nothing else of this folder is imported elsewhere. */
+export {
+  AUTOSCALE_DEFAULTS,
+  Autoscaling,
+  POOL_OPERATION_TYPES,
+  PoolDefinition,
+  PoolEvent,
+  PoolKind,
+  PoolNodeSpec,
+  PoolOperationType,
+  poolCodec,
+  poolStreamId,
+} from './pool.events';
+export { PoolCommand, PoolState, beginsOperation } from './pool.decider';
+export { PoolAccess, PoolAccessRule, PoolRequest } from './pool-access.rule';
+export { NODE_POOLS, PoolDoc } from './pools.projection';
+export { POOLS_PROJECTION } from './pools.service';
+export { PoolView, ResizeNodePoolDto, ScaleNodePoolDto } from './pools.dto';
+export * from './pools.messages';
+export { PoolsModule } from './pools.module';

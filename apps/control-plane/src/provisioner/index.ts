@@ -1,0 +1,8 @@
+/** The provisioner as other slices see it: nothing else of this folder is imported elsewhere. */
+export {
+  CreateNodesRequest,
+  PROVISIONER,
+  Provisioner,
+  RemoveNodesRequest,
+} from './provisioner.port';
+export { ProvisionerModule } from './provisioner.module';
