@@ -15,7 +15,15 @@ import { LivenessSaga } from './liveness/liveness.saga';
 import { nodeCodec } from './node.events';
 import { NodeCommands } from './nodes.commands';
 import { NodesController } from './nodes.controller';
-import { NODE_HANDLERS } from './nodes.handlers';
+import { AllocateOnNodeHandler } from './allocate-on-node.handler';
+import { ReleaseNodeCapacityHandler } from './release-node-capacity.handler';
+import { StartNodeDrainHandler } from './start-node-drain.handler';
+import { EndNodeDrainHandler } from './end-node-drain.handler';
+import { SetNodePoolHandler } from './set-node-pool.handler';
+import { RequestNodeRemovalHandler } from './request-node-removal.handler';
+import { DeleteNodeHandler } from './delete-node.handler';
+import { ReportInventoryHandler } from './report-inventory.handler';
+import { GetNodeStateHandler } from './get-node-state.handler';
 import { nodesProjection } from './nodes.projection';
 import { NodesQueries } from './nodes.queries';
 
@@ -30,7 +38,15 @@ import { NodesQueries } from './nodes.queries';
     NodeCommands,
     NodeDirectivesService,
     CordonSyncSaga,
-    ...NODE_HANDLERS,
+    AllocateOnNodeHandler,
+    ReleaseNodeCapacityHandler,
+    StartNodeDrainHandler,
+    EndNodeDrainHandler,
+    SetNodePoolHandler,
+    RequestNodeRemovalHandler,
+    DeleteNodeHandler,
+    ReportInventoryHandler,
+    GetNodeStateHandler,
     {
       provide: DirectiveCursors,
       useFactory: (secret: string) => new DirectiveCursors(secret),
