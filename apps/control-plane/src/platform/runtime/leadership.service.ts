@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { LeaderLease, LeadershipChange } from '../../../../../libs/jobs/src/leader-lease';
+import type { LeaderLease } from '../../../../../libs/jobs/src/leader-lease';
 
 /** The LeaderLease the app runs on: in Redis with REDIS_URL, else this process alone leads. */
 export const LEADER_LEASE = Symbol('LEADER_LEASE');
@@ -33,10 +33,6 @@ export class Leadership {
   /** The fencing epoch of this replica's term, or null when it does not lead. */
   epoch(): number | null {
     return this.lease.epoch();
-  }
-
-  onChange(listener: (change: LeadershipChange) => void): void {
-    this.lease.onChange(listener);
   }
 
   resign(): Promise<void> {
