@@ -1,17 +1,28 @@
 import type { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '../../libs/cqrs/src';
-import { CLUSTER_HANDLERS } from '../../apps/control-plane/src/clusters/clusters.handlers';
-import { NODE_HANDLERS } from '../../apps/control-plane/src/nodes/nodes.handlers';
+import { ClustersModule } from '../../apps/control-plane/src/clusters';
+import { NodesModule } from '../../apps/control-plane/src/nodes';
+import { PoolsModule } from '../../apps/control-plane/src/pools';
+import { SessionsModule } from '../../apps/control-plane/src/sessions';
 
 const COMMAND_HANDLER = '__commandHandler__';
 const QUERY_HANDLER = '__queryHandler__';
 const INJECTED = 'self:paramtypes';
 
 type Handler = { execute(message: object): Promise<unknown> };
-type HandlerClass = abstract new (...args: never[]) => unknown;
+type HandlerClass = new (...args: never[]) => object;
 
-/** Every slice's bus handlers that need nothing but the command pipeline. */
-const PIPELINE_HANDLERS: readonly HandlerClass[] = [...CLUSTER_HANDLERS, ...NODE_HANDLERS];
+/** Every bus handler of these slices' modules that needs nothing but the command pipeline. */
+const pipelineHandlers = (): HandlerClass[] =>
+  [ClustersModule, NodesModule, PoolsModule, SessionsModule]
+    .flatMap((module) => (Reflect.getMetadata('providers', module) ?? []) as unknown[])
+    .filter((provider): provider is HandlerClass => typeof provider === 'function')
+    .filter((type) => {
+      const handles =
+        Reflect.getMetadata(COMMAND_HANDLER, type) ?? Reflect.getMetadata(QUERY_HANDLER, type);
+      const deps: Array<{ param: unknown }> = Reflect.getMetadata(INJECTED, type) ?? [];
+      return handles && deps.length === 1 && deps[0].param === CommandPipeline;
+    });
 
 /**
  * The CommandBus and QueryBus as a spec without Nest sees them: each message goes to its
@@ -29,12 +40,8 @@ export const busesOver = (
       Reflect.getMetadata(COMMAND_HANDLER, type) ?? Reflect.getMetadata(QUERY_HANDLER, type);
     handlers.set(message, instance as Handler);
   };
-  for (const type of PIPELINE_HANDLERS) {
-    const deps: Array<{ param: unknown }> = Reflect.getMetadata(INJECTED, type) ?? [];
-    if (deps.length === 1 && deps[0].param === CommandPipeline) {
-      add(new (type as unknown as new (p: CommandPipeline) => object)(pipeline));
-    }
-  }
+  for (const type of pipelineHandlers())
+    add(new (type as unknown as new (p: CommandPipeline) => object)(pipeline));
   built.forEach(add);
   const bus = {
     execute: (message: object) => {

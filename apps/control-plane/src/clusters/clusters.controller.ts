@@ -21,7 +21,7 @@ import {
   TransitionClusterDto,
   UpgradeClusterDto,
 } from './clusters.dto';
-import { OpenClusterOperation } from './clusters.messages';
+import { OpenClusterOperation } from './open-cluster-operation.command';
 import { ClustersService } from './clusters.service';
 import { NoBody } from '../platform/http/no-body';
 

@@ -4,14 +4,29 @@ import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { clusterCodec } from './cluster.events';
 import { clusterLivenessCodec } from './cluster-liveness.events';
-import { CLUSTER_HANDLERS } from './clusters.handlers';
+import { AdoptClusterHandler } from './adopt-cluster.handler';
+import { AddPoolToClusterHandler } from './add-pool-to-cluster.handler';
+import { RemovePoolFromClusterHandler } from './remove-pool-from-cluster.handler';
+import { MarkClusterReportsStalledHandler } from './mark-cluster-reports-stalled.handler';
+import { ResumeClusterReportsHandler } from './resume-cluster-reports.handler';
+import { GetClusterStateHandler } from './get-cluster-state.handler';
+import { GetClusterLivenessHandler } from './get-cluster-liveness.handler';
 import { ClustersController } from './clusters.controller';
 import { clustersProjection } from './clusters.projection';
 import { ClustersService } from './clusters.service';
 
 @Module({
   controllers: [ClustersController],
-  providers: [ClustersService, ...CLUSTER_HANDLERS],
+  providers: [
+    ClustersService,
+    AdoptClusterHandler,
+    AddPoolToClusterHandler,
+    RemovePoolFromClusterHandler,
+    MarkClusterReportsStalledHandler,
+    ResumeClusterReportsHandler,
+    GetClusterStateHandler,
+    GetClusterLivenessHandler,
+  ],
 })
 export class ClustersModule implements OnModuleInit {
   constructor(

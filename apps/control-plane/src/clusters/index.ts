@@ -12,5 +12,12 @@ export { ClusterLivenessCommand, ClusterLivenessState } from './cluster-liveness
 export { CLUSTERS, ClusterDoc } from './clusters.projection';
 export { CLUSTERS_PROJECTION } from './clusters.service';
 export { OperationAccepted } from './clusters.dto';
-export * from './clusters.messages';
+export { AdoptCluster } from './adopt-cluster.handler';
+export { AddPoolToCluster } from './add-pool-to-cluster.handler';
+export { RemovePoolFromCluster } from './remove-pool-from-cluster.handler';
+export { MarkClusterReportsStalled } from './mark-cluster-reports-stalled.handler';
+export { ResumeClusterReports } from './resume-cluster-reports.handler';
+export { GetClusterState } from './get-cluster-state.handler';
+export { GetClusterLiveness } from './get-cluster-liveness.handler';
+export { OpenClusterOperation } from './open-cluster-operation.command';
 export { ClustersModule } from './clusters.module';

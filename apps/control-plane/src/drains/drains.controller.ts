@@ -8,7 +8,7 @@ import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';
 import { READ_MODELS } from '../platform/runtime/tokens';
-import { DrainNode } from './drains.messages';
+import { DrainNode } from './drain-node.handler';
 import { DrainsService } from './drains.service';
 import { DRAINS, DrainDoc } from './drains.projection';
 

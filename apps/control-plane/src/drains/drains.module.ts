@@ -8,13 +8,13 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { DrainSaga } from './drain.saga';
 import { drainCodec } from './drain.workflow';
 import { DrainsController } from './drains.controller';
-import { DRAIN_HANDLERS } from './drains.handlers';
+import { DrainNodeHandler } from './drain-node.handler';
 import { drainsProjection } from './drains.projection';
 import { DrainsService } from './drains.service';
 
 @Module({
   controllers: [DrainsController],
-  providers: [DrainSaga, DrainsService, ...DRAIN_HANDLERS],
+  providers: [DrainSaga, DrainsService, DrainNodeHandler],
 })
 export class DrainsModule implements OnModuleInit {
   constructor(

@@ -19,7 +19,7 @@ import { LeanRoute, leanRoute } from '../platform/http/lean/lean-route';
 import { NoBody } from '../platform/http/no-body';
 import { CordonNode } from './cordon-node.handler';
 import { CordonNodeDto, ListNodesQuery, NodePage, NodeView } from './nodes.dto';
-import { DeleteNode } from './nodes.messages';
+import { DeleteNode } from './delete-node.handler';
 import { NodesQueries } from './nodes.queries';
 import { UncordonNode } from './uncordon-node.handler';
 
@@ -84,9 +84,7 @@ export class NodesController {
   @HttpCode(204)
   @Roles('admin')
   async remove(@Param('nodeId') nodeId: string, @Ctx() ctx: CommandContext): Promise<void> {
-    await this.commands.execute(
-      new DeleteNode(checkNodeId(nodeId), { at: ctx.now.toISOString() }, ctx),
-    );
+    await this.commands.execute(new DeleteNode(checkNodeId(nodeId), ctx));
   }
 }
 

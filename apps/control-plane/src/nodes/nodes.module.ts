@@ -18,7 +18,14 @@ import { LivenessSaga } from './liveness/liveness.saga';
 import { nodeCodec } from './node.events';
 import { NodeCommands } from './nodes.commands';
 import { NodesController } from './nodes.controller';
-import { NODE_HANDLERS } from './nodes.handlers';
+import { AllocateOnNodeHandler } from './allocate-on-node.handler';
+import { ReleaseNodeCapacityHandler } from './release-node-capacity.handler';
+import { StartNodeDrainHandler } from './start-node-drain.handler';
+import { EndNodeDrainHandler } from './end-node-drain.handler';
+import { SetNodePoolHandler } from './set-node-pool.handler';
+import { RequestNodeRemovalHandler } from './request-node-removal.handler';
+import { DeleteNodeHandler } from './delete-node.handler';
+import { GetNodeStateHandler } from './get-node-state.handler';
 import { nodesProjection } from './nodes.projection';
 import { NodesQueries } from './nodes.queries';
 
@@ -31,10 +38,19 @@ import { NodesQueries } from './nodes.queries';
     LivenessSaga,
     NodesQueries,
     NodeCommands,
-    ...[ReportInventoryHandler, CordonNodeHandler, UncordonNodeHandler],
+    CordonNodeHandler,
+    UncordonNodeHandler,
     NodeDirectivesService,
     CordonSyncSaga,
-    ...NODE_HANDLERS,
+    AllocateOnNodeHandler,
+    ReleaseNodeCapacityHandler,
+    StartNodeDrainHandler,
+    EndNodeDrainHandler,
+    SetNodePoolHandler,
+    RequestNodeRemovalHandler,
+    DeleteNodeHandler,
+    ReportInventoryHandler,
+    GetNodeStateHandler,
     {
       provide: DirectiveCursors,
       useFactory: (secret: string) => new DirectiveCursors(secret),

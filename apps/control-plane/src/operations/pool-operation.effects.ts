@@ -197,8 +197,8 @@ export class PoolOperationEffects {
       await this.deps.commands.execute(
         new DeleteNode(
           nodeId,
-          { at },
           await this.deps.context(operationId, uuidFrom(operationId, 'delete', nodeId)),
+          at,
         ),
       );
     } catch (error) {

@@ -8,7 +8,7 @@ import { checkId, ClusterIdPipe } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
 import { CreateNodePool } from './create-node-pool.handler';
 import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
-import { AddNodeToPool } from './pools.messages';
+import { AssignNodeToPool } from './assign-node-to-pool.handler';
 import { PoolsService } from './pools.service';
 
 @ApiTags('node-pools')
@@ -51,6 +51,6 @@ export class PoolsController {
   @Roles('admin')
   @ApiOkResponse({ type: NodeView })
   assign(@Param('nodeId') nodeId: string, @Body() body: AssignPoolDto, @Ctx() ctx: CommandContext) {
-    return this.commands.execute(new AddNodeToPool(checkId('nodeId', nodeId), body.poolId, ctx));
+    return this.commands.execute(new AssignNodeToPool(checkId('nodeId', nodeId), body.poolId, ctx));
   }
 }

@@ -6,14 +6,30 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { CreateNodePoolHandler } from './create-node-pool.handler';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
-import { POOL_HANDLERS } from './pools.handlers';
+import { BeginPoolOperationHandler } from './begin-pool-operation.handler';
+import { EndPoolOperationHandler } from './end-pool-operation.handler';
+import { MarkPoolDeletedHandler } from './mark-pool-deleted.handler';
+import { ChangePoolSpecHandler } from './change-pool-spec.handler';
+import { AssignNodeToPoolHandler } from './assign-node-to-pool.handler';
+import { GetPoolStateHandler } from './get-pool-state.handler';
+import { ListPoolMembersHandler } from './list-pool-members.handler';
 import { nodePoolsProjection } from './pools.projection';
 import { PoolsService } from './pools.service';
 
 @Module({
   imports: [NodesModule],
   controllers: [PoolsController],
-  providers: [PoolsService, CreateNodePoolHandler, ...POOL_HANDLERS],
+  providers: [
+    PoolsService,
+    CreateNodePoolHandler,
+    BeginPoolOperationHandler,
+    EndPoolOperationHandler,
+    MarkPoolDeletedHandler,
+    ChangePoolSpecHandler,
+    AssignNodeToPoolHandler,
+    GetPoolStateHandler,
+    ListPoolMembersHandler,
+  ],
 })
 export class PoolsModule implements OnModuleInit {
   constructor(

@@ -13,7 +13,7 @@ import {
 import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
 import { AddPoolToCluster, GetClusterState } from '../clusters';
 import {
-  AssignNodeToPool,
+  SetNodePool,
   GetNodeState,
   NODES,
   NodeDoc,
@@ -242,7 +242,7 @@ export class PoolsService {
       );
     }
     await this.commands.execute(
-      new AssignNodeToPool(nodeId, { poolId, at: ctx.now.toISOString() }, ctx),
+      new SetNodePool(nodeId, { poolId, at: ctx.now.toISOString() }, ctx),
     );
     return this.nodes.get(nodeId);
   }

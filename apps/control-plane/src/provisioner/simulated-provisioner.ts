@@ -14,7 +14,7 @@ import {
   nodeIdOf,
 } from '../nodes';
 import { GPU_CATALOG } from '../catalog/catalog';
-import { AddNodeToPool } from '../pools';
+import { AssignNodeToPool } from '../pools';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import { CreateNodesRequest, Provisioner, RemoveNodesRequest } from './provisioner.port';
 
@@ -86,7 +86,7 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
       const ctx = context(uuidFrom(operationId, 'simulated-create', hostname), operationId);
       await this.commands.execute(new ReportInventory(pool.clusterId, [report], ctx));
       await this.commands.execute(
-        new AddNodeToPool(nodeIdOf(pool.clusterId, hostname), pool.poolId, {
+        new AssignNodeToPool(nodeIdOf(pool.clusterId, hostname), pool.poolId, {
           ...ctx,
           commandId: uuidFrom(operationId, 'simulated-assign', hostname),
         }),

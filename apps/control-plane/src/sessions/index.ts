@@ -11,5 +11,10 @@ export {
 export { SessionCommand } from './session.decider';
 export { SESSIONS, SessionDoc } from './sessions.projection';
 export { SESSIONS_PROJECTION } from './sessions.service';
-export * from './sessions.messages';
+export { PauseSession } from './pause-session.handler';
+export { ResumeSession } from './resume-session.handler';
+export { TerminateSession } from './terminate-session.handler';
+export { TryPlaceSession } from './try-place-session.handler';
+export { ReleasePlacement } from './release-placement.handler';
+export { GetSessionState } from './get-session-state.handler';
 export { SessionsModule } from './sessions.module';

@@ -14,7 +14,12 @@ import { SessionProcessReactor } from './session-process.reactor';
 import { SessionQueueSaga } from './session-queue.saga';
 import { sessionCodec } from './session.events';
 import { SessionsController } from './sessions.controller';
-import { SESSION_HANDLERS } from './sessions.handlers';
+import { PauseSessionHandler } from './pause-session.handler';
+import { ResumeSessionHandler } from './resume-session.handler';
+import { TerminateSessionHandler } from './terminate-session.handler';
+import { TryPlaceSessionHandler } from './try-place-session.handler';
+import { ReleasePlacementHandler } from './release-placement.handler';
+import { GetSessionStateHandler } from './get-session-state.handler';
 import { sessionsProjection } from './sessions.projection';
 import { SessionsService } from './sessions.service';
 
@@ -28,7 +33,12 @@ import { SessionsService } from './sessions.service';
     SessionsService,
     SessionProcessReactor,
     SessionQueueSaga,
-    ...SESSION_HANDLERS,
+    PauseSessionHandler,
+    ResumeSessionHandler,
+    TerminateSessionHandler,
+    TryPlaceSessionHandler,
+    ReleasePlacementHandler,
+    GetSessionStateHandler,
   ],
 })
 export class SessionsModule implements OnModuleInit {

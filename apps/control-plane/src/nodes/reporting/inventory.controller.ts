@@ -10,7 +10,7 @@ import { LeanRoute, leanRoute } from '../../platform/http/lean/lean-route';
 import { NodeReport } from '../node.decider';
 import { InventoryReportDto, InventoryReportResponse, NodeReportDto } from './inventory.dto';
 import { LabelRules, reportProblems } from './inventory-report.rules';
-import { ReportInventory } from '../nodes.messages';
+import { ReportInventory } from './report-inventory.handler';
 
 const normalise = (clusterId: string, n: NodeReportDto): NodeReport => ({
   clusterId,
