@@ -15,6 +15,11 @@ const base = {
   testEnvironment: 'node',
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // tsconfig.json's path aliases (`@fleet/<lib>` is libs/<lib>/src).
+  moduleNameMapper: {
+    '^@fleet/(cqrs|eventstore|jobs|kernel|readmodels)$': '<rootDir>/libs/$1/src',
+    '^@fleet/(cqrs|eventstore|jobs|kernel|readmodels)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  },
 };
 module.exports = {
   // A global option: jest ignores testTimeout inside `projects`.

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'pg';
-import { EventMetadata, eventIdFor, uuidV7 } from '../libs/kernel/src';
-import { LOG_START, NewEvent } from '../libs/eventstore/src/port';
-import { PostgresEventStore } from '../libs/eventstore/src/postgres-event-store';
+import { EventMetadata, eventIdFor, uuidV7 } from '@fleet/kernel';
+import { LOG_START, NewEvent } from '@fleet/eventstore/port';
+import { PostgresEventStore } from '@fleet/eventstore/postgres-event-store';
 import { Figure, median } from './lib';
 
 /**

@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EventMetadata, eventIdFor, uuidV7 } from '../libs/kernel/src';
-import { LOG_START, NewEvent } from '../libs/eventstore/src/port';
+import { EventMetadata, eventIdFor, uuidV7 } from '@fleet/kernel';
+import { LOG_START, NewEvent } from '@fleet/eventstore/port';
 import {
   EVENTS_SCHEMA,
   SQLITE_TUNING,
   SqliteEventStore,
-} from '../libs/eventstore/src/sqlite-event-store';
+} from '@fleet/eventstore/sqlite-event-store';
 import { postgresEventStoreFigures } from './eventstore-postgres';
 import { BenchSuite, Figure, machine, median, medianOf } from './lib';
 

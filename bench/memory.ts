@@ -25,8 +25,8 @@ import { loadConfig } from '../apps/control-plane/src/config/config';
 import { InventoryService } from '../apps/control-plane/src/nodes/reporting/inventory.service';
 import { HEARTBEATS } from '../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
 import { READ_MODELS } from '../apps/control-plane/src/platform/runtime/tokens';
-import { CommandPipeline, SubscriptionRunner } from '../libs/cqrs/src';
-import { CommandContext, uuidV7 } from '../libs/kernel/src';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { CommandContext, uuidV7 } from '@fleet/kernel';
 import { clusterIdOf, nodeReport } from './fleet';
 
 const MIB = 2 ** 20;

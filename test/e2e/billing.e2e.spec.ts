@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { SubscriptionRunner } from '../../libs/cqrs/src';
-import { EventStore } from '../../libs/eventstore/src/port';
-import { EventMetadata } from '../../libs/kernel/src';
-import { ReadModelStore } from '../../libs/readmodels/src/port';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore } from '@fleet/eventstore/port';
+import { EventMetadata } from '@fleet/kernel';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { EVENT_STORE, READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { appendSession, placement } from '../support/session-events';
 import { startApp, TestApp } from '../support/app';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { CommandContext, uuidFrom } from '../../libs/kernel/src';
+import { CommandContext, uuidFrom } from '@fleet/kernel';
 import { PlacementService } from '../../apps/control-plane/src/sessions/placement.service';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { CommandPipeline } from '../../libs/cqrs/src';
+import { CommandPipeline } from '@fleet/cqrs';
 import { DrainSaga } from '../../apps/control-plane/src/drains/drain.saga';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report } from '../support/reports';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { UnavailableError } from '../../libs/kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { HEARTBEATS } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.module';
 import { HeartbeatStore } from '../../apps/control-plane/src/nodes/heartbeat/heartbeat.store';
 import { startApp, TestApp } from '../support/app';

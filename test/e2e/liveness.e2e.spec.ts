@@ -8,9 +8,9 @@ import {
   REPORTING_TRUST_MS,
 } from '../../apps/control-plane/src/nodes/liveness/liveness.saga';
 import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
-import { CommandPipeline } from '../../libs/cqrs/src';
-import { systemContext, uuidV7 } from '../../libs/kernel/src';
-import type { ReadModelStore } from '../../libs/readmodels/src/port';
+import { CommandPipeline } from '@fleet/cqrs';
+import { systemContext, uuidV7 } from '@fleet/kernel';
+import type { ReadModelStore } from '@fleet/readmodels/port';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';
 

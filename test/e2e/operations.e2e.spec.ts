@@ -5,14 +5,14 @@ import Redis from 'ioredis';
 import { startApp, TestApp } from '../support/app';
 import { eventually, gpuNode, report, sleep } from '../support/reports';
 import { randomUUID } from 'node:crypto';
-import { CommandPipeline } from '../../libs/cqrs/src';
-import { systemContext } from '../../libs/kernel/src';
+import { CommandPipeline } from '@fleet/cqrs';
+import { systemContext } from '@fleet/kernel';
 import { nodeAggregate } from '../../apps/control-plane/src/nodes/node.aggregate';
 import { nodeStreamId } from '../../apps/control-plane/src/nodes/node.events';
 import { SimulatedProvisioner } from '../../apps/control-plane/src/provisioner/simulated-provisioner';
 import { DRAINS, DrainDoc } from '../../apps/control-plane/src/drains/drains.projection';
 import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
-import { ReadModelStore } from '../../libs/readmodels/src/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import {
   PROVISIONER,
   Provisioner,

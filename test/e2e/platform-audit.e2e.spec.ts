@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import request from 'supertest';
-import { EventStore, NewEvent } from '../../libs/eventstore/src/port';
+import { EventStore, NewEvent } from '@fleet/eventstore/port';
 import { Role } from '../../apps/control-plane/src/platform/auth/caller';
 import { TokenService } from '../../apps/control-plane/src/platform/auth/token-service';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';

@@ -1,12 +1,12 @@
 import request from 'supertest';
-import { EventStore, LogPosition } from '../../libs/eventstore/src/port';
+import { EventStore, LogPosition } from '@fleet/eventstore/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import {
   IDEMPOTENCY_STORE,
   idempotencyClock,
 } from '../../apps/control-plane/src/platform/idempotency/idempotency.hooks';
 import { IdempotencyStore } from '../../apps/control-plane/src/platform/idempotency/idempotency.store';
-import { UnavailableError } from '../../libs/kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { startApp, TestApp } from '../support/app';
 import { gpuNode, report } from '../support/reports';
 

@@ -1,10 +1,10 @@
 import net from 'node:net';
 import request from 'supertest';
-import { EventStore, ReadAllOptions } from '../../libs/eventstore/src/port';
+import { EventStore, ReadAllOptions } from '@fleet/eventstore/port';
 import { DELAYED_JOBS, EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
-import { SubscriptionRunner } from '../../libs/cqrs/src';
-import { DelayedJobs } from '../../libs/jobs/src/port';
-import { EventStoreInUseError } from '../../libs/eventstore/src/sqlite-event-store';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { EventStoreInUseError } from '@fleet/eventstore/sqlite-event-store';
 import { startApp, TestApp } from '../support/app';
 import { ChildApp, ensureBuilt, startChildApp } from '../support/child-app';
 import { OwnRedis } from '../support/own-redis';

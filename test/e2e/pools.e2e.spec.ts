@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { CommandPipeline } from '../../libs/cqrs/src';
-import { systemContext } from '../../libs/kernel/src';
+import { CommandPipeline } from '@fleet/cqrs';
+import { systemContext } from '@fleet/kernel';
 import { clusterAggregate } from '../../apps/control-plane/src/clusters/cluster.decider';
 import { poolAggregate } from '../../apps/control-plane/src/pools/pool.decider';
-import { EventStore } from '../../libs/eventstore/src/port';
+import { EventStore } from '@fleet/eventstore/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
 import { cpuNode, eventually, gpuNode, report, sleep } from '../support/reports';

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
 import { cpuNode, eventually, gpuNode, report } from '../support/reports';
-import { EventStore } from '../../libs/eventstore/src/port';
+import { EventStore } from '@fleet/eventstore/port';
 import { EVENT_STORE } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { SessionProcessReactor } from '../../apps/control-plane/src/sessions/session-process.reactor';
 

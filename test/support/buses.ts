@@ -1,5 +1,5 @@
 import type { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline } from '../../libs/cqrs/src';
+import { CommandPipeline } from '@fleet/cqrs';
 import { ClustersModule } from '../../apps/control-plane/src/clusters';
 import { NodesModule } from '../../apps/control-plane/src/nodes';
 import { PoolsModule } from '../../apps/control-plane/src/pools';

@@ -57,21 +57,34 @@ const isBuildStale = (): boolean => {
   return sources > builtAt;
 };
 
-const runTsc = (): Promise<void> =>
+/** One step of `npm run build`, by its package's script path; resolves with its exit code and output. */
+const buildStep = (script: string): Promise<{ code: number | null; output: string }> =>
   new Promise((resolve, reject) => {
-    const tsc = spawn(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [require.resolve(script), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
-    tsc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    tsc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    tsc.on('error', reject);
-    tsc.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`tsc -p tsconfig.build.json failed:\n${output}`)),
-    );
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
   });
+
+/**
+ * `npm run build`: tsc, then tsc-alias to turn the `@fleet/*` path aliases into relative
+ * requires. tsc emits despite type errors; the aliases are rewritten whatever it said.
+ */
+export const buildDist = async (): Promise<{ ok: boolean; output: string }> => {
+  const tsc = await buildStep('typescript/bin/tsc');
+  const alias = await buildStep('tsc-alias/dist/bin/index.js');
+  return { ok: tsc.code === 0 && alias.code === 0, output: tsc.output + alias.output };
+};
+
+const runTsc = async (): Promise<void> => {
+  const { ok, output } = await buildDist();
+  if (!ok) throw new Error(`npm run build failed:\n${output}`);
+};
 
 let building: Promise<void> | null = null;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, NewEvent } from '../../libs/eventstore/src/port';
+import { EventStore, NewEvent } from '@fleet/eventstore/port';
 import {
   Placement,
   SessionEvent,

@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import { UnavailableError } from '../../../libs/kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { Config } from './config/config';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './platform/errors/error.filter';

@@ -1,4 +1,4 @@
-import { LogPosition } from '../../eventstore/src/port';
+import { LogPosition } from '@fleet/eventstore/port';
 
 /**
  * A bounded LRU of folded aggregate states keyed by stream. Entries carry the revision

@@ -1,4 +1,4 @@
-import { asLogPosition } from '../../eventstore/src/port';
+import { asLogPosition } from '@fleet/eventstore/port';
 import { AggregateCache, CachedState } from './aggregate-cache';
 
 const at = (revision: number, state = `s${revision}`): CachedState<string> => ({

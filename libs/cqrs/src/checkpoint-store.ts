@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { LOG_START, LogPosition, asLogPosition } from '../../eventstore/src/port';
-import { ReadModelStore } from '../../readmodels/src/port';
+import { LOG_START, LogPosition, asLogPosition } from '@fleet/eventstore/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 
 /** Where reactors keep their checkpoints; they must outlive the process. */
 export interface CheckpointStore {

@@ -9,7 +9,7 @@ import {
   eventIdFor,
   isLater,
   isoTime,
-} from '../../kernel/src';
+} from '@fleet/kernel';
 import {
   ConcurrencyConflictError,
   EventStore,
@@ -17,7 +17,7 @@ import {
   LOG_START,
   LogPosition,
   NewEvent,
-} from '../../eventstore/src/port';
+} from '@fleet/eventstore/port';
 import { AggregateCache, CachedState } from './aggregate-cache';
 import { NoopFastPath } from './noop-fast-path';
 

@@ -1,5 +1,5 @@
-import { Made, Message, Turns, isLater } from '../../kernel/src';
-import { EventStore, LOG_START } from '../../eventstore/src/port';
+import { Made, Message, Turns, isLater } from '@fleet/kernel';
+import { EventStore, LOG_START } from '@fleet/eventstore/port';
 import { AggregateCache, CachedState } from './aggregate-cache';
 import type { Aggregate, CommandResult, PipelineObserver } from './command-pipeline';
 

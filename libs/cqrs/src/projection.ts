@@ -1,5 +1,5 @@
-import { StoredEvent, asLogPosition } from '../../eventstore/src/port';
-import { CollectionOptions, Doc, ReadModelStore, WriteOp } from '../../readmodels/src/port';
+import { StoredEvent, asLogPosition } from '@fleet/eventstore/port';
+import { CollectionOptions, Doc, ReadModelStore, WriteOp } from '@fleet/readmodels/port';
 import { Subscriber } from './subscription-runner';
 
 /**

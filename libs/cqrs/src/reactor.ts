@@ -1,4 +1,4 @@
-import { LOG_START, LogPosition, StoredEvent, laterPosition } from '../../eventstore/src/port';
+import { LOG_START, LogPosition, StoredEvent, laterPosition } from '@fleet/eventstore/port';
 import { CheckpointStore } from './checkpoint-store';
 import { Subscriber } from './subscription-runner';
 

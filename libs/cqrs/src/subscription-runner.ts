@@ -1,4 +1,4 @@
-import { settleWithin } from '../../kernel/src/within';
+import { settleWithin } from '@fleet/kernel/within';
 import {
   EventStore,
   LOG_START,
@@ -6,7 +6,7 @@ import {
   ReadAllOptions,
   StoredEvent,
   laterPosition,
-} from '../../eventstore/src/port';
+} from '@fleet/eventstore/port';
 
 /**
  * Lag is counted by reading the log, up to this many events (a lag of this means "at least"):

@@ -1,5 +1,5 @@
-import { DelayedJobs, scheduleUnlessBusy } from '../../jobs/src/port';
-import { Clock, CommandContext, Message, Turns, Workflow } from '../../kernel/src';
+import { DelayedJobs, scheduleUnlessBusy } from '@fleet/jobs/port';
+import { Clock, CommandContext, Message, Turns, Workflow } from '@fleet/kernel';
 import { Aggregate, CommandPipeline, CommandResult } from './command-pipeline';
 
 /**

@@ -1,6 +1,6 @@
-import { InProcessJobs } from '../../jobs/src/in-process-jobs';
-import { DelayedJobs, JobSlotsBusyError } from '../../jobs/src/port';
-import { Message, Workflow, manualClock, systemContext } from '../../kernel/src';
+import { InProcessJobs } from '@fleet/jobs/in-process-jobs';
+import { DelayedJobs, JobSlotsBusyError } from '@fleet/jobs/port';
+import { Message, Workflow, manualClock, systemContext } from '@fleet/kernel';
 import { CommandPipeline } from './command-pipeline';
 import {
   Carriers,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { CommandContext, Decider, EventCodec, SYSTEM_ACTOR } from '../../kernel/src';
-import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
-import { EventStore, LOG_START } from '../../eventstore/src/port';
+import { CommandContext, Decider, EventCodec, SYSTEM_ACTOR } from '@fleet/kernel';
+import { SqliteEventStore } from '@fleet/eventstore/sqlite-event-store';
+import { EventStore, LOG_START } from '@fleet/eventstore/port';
 import { CommandPipeline, PipelineObserver } from '../src/command-pipeline';
 
 type Cmd = { type: 'Add'; data: { amount: number } } | { type: 'Reset'; data: { to: 'same' } };

@@ -7,9 +7,9 @@ import {
   SYSTEM_ACTOR,
   isLater,
   uuidFrom,
-} from '../../kernel/src';
-import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
-import { EventStore } from '../../eventstore/src/port';
+} from '@fleet/kernel';
+import { SqliteEventStore } from '@fleet/eventstore/sqlite-event-store';
+import { EventStore } from '@fleet/eventstore/port';
 import { CommandPipeline } from '../src/command-pipeline';
 
 /**

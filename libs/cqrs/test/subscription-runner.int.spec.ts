@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SYSTEM_ACTOR } from '../../kernel/src';
-import { SqliteEventStore } from '../../eventstore/src/sqlite-event-store';
-import { NewEvent, StoredEvent } from '../../eventstore/src/port';
+import { SYSTEM_ACTOR } from '@fleet/kernel';
+import { SqliteEventStore } from '@fleet/eventstore/sqlite-event-store';
+import { NewEvent, StoredEvent } from '@fleet/eventstore/port';
 import { CheckpointStore, SqliteCheckpointStore } from '../src/checkpoint-store';
 import { reactorSubscriber } from '../src/reactor';
 import { SubscriptionRunner } from '../src/subscription-runner';

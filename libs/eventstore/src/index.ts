@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { FailureSink } from '../../kernel/src/throttled-log';
+import { FailureSink } from '@fleet/kernel/throttled-log';
 import { KurrentDbEventStore } from './kurrentdb-event-store';
 import { EventStore } from './port';
 import { isPostgresUrl } from './postgres-connection';

@@ -13,7 +13,7 @@ import {
   excludeSystemEvents,
   jsonEvent,
 } from '@kurrent/kurrentdb-client';
-import { FailureSink, ThrottledLog, consoleFailureSink } from '../../kernel/src/throttled-log';
+import { FailureSink, ThrottledLog, consoleFailureSink } from '@fleet/kernel/throttled-log';
 import { kurrentDbClient } from './kurrentdb-connection';
 import {
   isAt,

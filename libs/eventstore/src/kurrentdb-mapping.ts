@@ -17,7 +17,7 @@ import {
   eventTypeFilter,
   excludeSystemEvents,
 } from '@kurrent/kurrentdb-client';
-import { EventMetadata, UnavailableError } from '../../kernel/src';
+import { EventMetadata, UnavailableError } from '@fleet/kernel';
 import { ExpectedRevision, LOG_START, LogPosition, StoredEvent } from './port';
 
 // Between the client's vocabulary and the port's: positions, expected revisions, metadata,

@@ -1,5 +1,5 @@
 import { AllStreamSubscription, END, excludeSystemEvents } from '@kurrent/kurrentdb-client';
-import { ThrottledLog } from '../../kernel/src/throttled-log';
+import { ThrottledLog } from '@fleet/kernel/throttled-log';
 import { STORE } from './kurrentdb-mapping';
 import type { KurrentDbClientLike } from './kurrentdb-event-store';
 

@@ -1,4 +1,4 @@
-import { DomainError, EventMetadata, Made } from '../../kernel/src';
+import { DomainError, EventMetadata, Made } from '@fleet/kernel';
 
 /**
  * The event store port. Streams are `<category>-<id>`; revisions count from 0 within

@@ -1,6 +1,6 @@
 import { Pool, PoolConfig, QueryConfig, QueryResultRow, TypeOverrides } from 'pg';
-import { EventMetadata, UnavailableError } from '../../kernel/src';
-import { FailureSink, ThrottledLog, consoleFailureSink } from '../../kernel/src/throttled-log';
+import { EventMetadata, UnavailableError } from '@fleet/kernel';
+import { FailureSink, ThrottledLog, consoleFailureSink } from '@fleet/kernel/throttled-log';
 import {
   describePostgresUrl,
   isPostgresUnavailable,

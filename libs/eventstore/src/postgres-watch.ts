@@ -1,5 +1,5 @@
 import { Client, ClientConfig } from 'pg';
-import { ThrottledLog } from '../../kernel/src/throttled-log';
+import { ThrottledLog } from '@fleet/kernel/throttled-log';
 import { EVENTS_CHANNEL } from './postgres-schema';
 import { LOG_START, LogPosition } from './port';
 

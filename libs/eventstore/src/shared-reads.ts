@@ -1,4 +1,4 @@
-import { Made } from '../../kernel/src';
+import { Made } from '@fleet/kernel';
 import {
   AppendResult,
   EventStore,

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { EventMetadata } from '../../kernel/src';
+import { EventMetadata } from '@fleet/kernel';
 import { LogPosition, StoredEvent } from './port';
 
 /** The file is held by another connection opened with `exclusive` (another control plane). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventMetadata } from '../../kernel/src';
+import { EventMetadata } from '@fleet/kernel';
 import {
   ConcurrencyConflictError,
   EventStore,

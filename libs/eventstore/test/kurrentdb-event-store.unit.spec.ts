@@ -30,7 +30,7 @@ import {
 // The client's own subscription class, fed by a stand-in gRPC stream: its events and errors
 // reach the store exactly as a real connection's would.
 import { Subscription } from '@kurrent/kurrentdb-client/dist/streams/utils/Subscription';
-import { EventMetadata, UnavailableError } from '../../kernel/src';
+import { EventMetadata, UnavailableError } from '@fleet/kernel';
 import {
   KurrentDbClientLike,
   KurrentDbEventStore,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { UnavailableError } from '../../kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { createEventStore } from '../src';
 import {
   AppendResult,

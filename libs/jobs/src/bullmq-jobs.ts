@@ -1,7 +1,7 @@
 import { IRedisClient, Job, JobType, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
-import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
-import { settleWithin } from '../../kernel/src/within';
+import { consoleFailureSink, FailureSink, ThrottledLog } from '@fleet/kernel/throttled-log';
+import { settleWithin } from '@fleet/kernel/within';
 import { PERIODIC_QUEUE, PeriodicRuns } from './bullmq-periodic';
 import { MAX_ADD_ROUNDS, Schedules } from './bullmq-schedules';
 import { SCRIPTS, StoredJob, keysOf, logicalId } from './bullmq-scripts';

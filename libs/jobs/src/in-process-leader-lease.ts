@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { FailureSink } from '../../kernel/src/throttled-log';
+import { FailureSink } from '@fleet/kernel/throttled-log';
 import {
   AcquireResult,
   LeaderLease,

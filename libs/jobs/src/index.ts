@@ -1,7 +1,7 @@
 import { BullmqJobs } from './bullmq-jobs';
 import { InProcessJobs } from './in-process-jobs';
 import { DelayedJobs, handlerFailureLog } from './port';
-import { FailureSink } from '../../kernel/src/throttled-log';
+import { FailureSink } from '@fleet/kernel/throttled-log';
 
 export * from './port';
 export * from './in-process-jobs';

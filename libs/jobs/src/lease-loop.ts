@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
-import { settleWithin } from '../../kernel/src/within';
+import { consoleFailureSink, FailureSink, ThrottledLog } from '@fleet/kernel/throttled-log';
+import { settleWithin } from '@fleet/kernel/within';
 import { LeaderLease, LeadershipChange, LeaseStore, LeaseTiming } from './leader-lease';
 
 type Term = { readonly epoch: number; validUntil: number };

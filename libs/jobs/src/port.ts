@@ -1,5 +1,5 @@
-import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
-import { settleWithin } from '../../kernel/src/within';
+import { consoleFailureSink, FailureSink, ThrottledLog } from '@fleet/kernel/throttled-log';
+import { settleWithin } from '@fleet/kernel/within';
 
 /**
  * Delayed jobs are hints, the event log is truth: every job can be re-derived from

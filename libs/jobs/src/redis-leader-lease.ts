@@ -1,5 +1,5 @@
 import IORedis from 'ioredis';
-import { consoleFailureSink, FailureSink, ThrottledLog } from '../../kernel/src/throttled-log';
+import { consoleFailureSink, FailureSink, ThrottledLog } from '@fleet/kernel/throttled-log';
 import { AcquireResult, LeaseStore, leaseTiming, LeaseTiming } from './leader-lease';
 import { LeaseLoop } from './lease-loop';
 

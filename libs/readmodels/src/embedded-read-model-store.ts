@@ -1,5 +1,5 @@
 import { Query } from 'mingo';
-import { assertNever } from '../../kernel/src/decider';
+import { assertNever } from '@fleet/kernel/decider';
 import { KeptDocuments, requireId, sameContent } from './documents';
 import {
   compareScalars,

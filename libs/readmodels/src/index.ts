@@ -1,4 +1,4 @@
-import { FailureSink } from '../../kernel/src/throttled-log';
+import { FailureSink } from '@fleet/kernel/throttled-log';
 import { EmbeddedReadModelStore } from './embedded-read-model-store';
 import { MongoReadModelStore } from './mongo-read-model-store';
 import { ReadModelStore } from './port';

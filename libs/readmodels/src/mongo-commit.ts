@@ -6,7 +6,7 @@ import {
   MongoClient,
   MongoServerError,
 } from 'mongodb';
-import { assertNever } from '../../kernel/src/decider';
+import { assertNever } from '@fleet/kernel/decider';
 import { requireId, sameContent } from './documents';
 import { DELETED, WRITTEN_AT } from './mongo-filters';
 import { InsertOnlyViolationError, WriteOp } from './port';

@@ -1,5 +1,5 @@
 import { Filter as MongoFilter, MongoClient, MongoError } from 'mongodb';
-import { consoleFailureSink, FailureSink } from '../../kernel/src/throttled-log';
+import { consoleFailureSink, FailureSink } from '@fleet/kernel/throttled-log';
 import {
   CHECKPOINTS,
   CheckpointDoc,

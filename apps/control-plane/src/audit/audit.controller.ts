@@ -1,13 +1,13 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { notFound } from '../../../../libs/kernel/src';
+import { notFound } from '@fleet/kernel';
 import {
   EventStore,
   InvalidPositionError,
   LogPosition,
   StoredEvent,
   asLogPosition,
-} from '../../../../libs/eventstore/src/port';
+} from '@fleet/eventstore/port';
 import { Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EventTypes } from '../platform/runtime/event-types';

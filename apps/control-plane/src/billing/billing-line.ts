@@ -1,4 +1,4 @@
-import { assertNever } from '../../../../libs/kernel/src';
+import { assertNever } from '@fleet/kernel';
 import { priceSegment } from './billing-arithmetic';
 import { Placement, SessionEvent } from '../sessions';
 

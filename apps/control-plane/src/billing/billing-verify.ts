@@ -1,10 +1,5 @@
-import {
-  EventStore,
-  LOG_START,
-  LogPosition,
-  laterPosition,
-} from '../../../../libs/eventstore/src/port';
-import { Filter, ReadModelStore, findAll, pagesOf } from '../../../../libs/readmodels/src/port';
+import { EventStore, LOG_START, LogPosition, laterPosition } from '@fleet/eventstore/port';
+import { Filter, ReadModelStore, findAll, pagesOf } from '@fleet/readmodels/port';
 import { SessionEvent, sessionCodec, sessionStreamId } from '../sessions';
 import { BillingLine, BillingRecord, recordView, segmentsOf } from './billing-line';
 import { BILLING_RECORDS, BillingRecordDoc } from './billing.projection';

@@ -1,9 +1,9 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { EventStore } from '../../../../libs/eventstore/src/port';
-import { forbidden, notFound } from '../../../../libs/kernel/src';
-import { Filter, InvalidCursorError, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore } from '@fleet/eventstore/port';
+import { forbidden, notFound } from '@fleet/kernel';
+import { Filter, InvalidCursorError, ReadModelStore } from '@fleet/readmodels/port';
 import { Caller, readsEveryOwner } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { projectionSubscriber } from '../../../../libs/cqrs/src';
-import { SqliteEventStore } from '../../../../libs/eventstore/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import { projectionSubscriber } from '@fleet/cqrs';
+import { SqliteEventStore } from '@fleet/eventstore';
+import { EventStore, StoredEvent } from '@fleet/eventstore/port';
 import {
   EmbeddedReadModelStore,
   InsertOnlyViolationError,
   ReadModelStore,
-} from '../../../../libs/readmodels/src';
+} from '@fleet/readmodels';
 import { appendSession, placement } from '../../../../test/support/session-events';
 import { sessionCodec } from '../sessions';
 import { segmentsOf } from './billing-line';

@@ -1,5 +1,5 @@
-import { Projection } from '../../../../libs/cqrs/src';
-import { Doc } from '../../../../libs/readmodels/src/port';
+import { Projection } from '@fleet/cqrs';
+import { Doc } from '@fleet/readmodels/port';
 import { Placement, sessionCodec } from '../sessions';
 import { BillingLine, BillingRecord, billingStep, toBillingRecord } from './billing-line';
 

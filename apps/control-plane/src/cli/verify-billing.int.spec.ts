@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SqliteEventStore } from '../../../../libs/eventstore/src';
-import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
+import { SqliteEventStore } from '@fleet/eventstore';
+import { EmbeddedReadModelStore } from '@fleet/readmodels';
+import { buildDist } from '../../../../test/support/child-app';
 import { appendSession, placement } from '../../../../test/support/session-events';
 import { BILLING_RECORDS, billingProjection } from '../billing';
 import { rebuildReadModels } from '../platform/runtime/rebuild';
@@ -14,19 +15,12 @@ const ROOT = resolve(__dirname, '../../../..');
 const CLI = join(ROOT, 'dist/apps/control-plane/src/cli/verify-billing.js');
 
 /** `npm run build`; what counts is that the CLI was emitted (tsc emits despite type errors elsewhere). */
-const build = (): Promise<string> =>
-  new Promise((done) => {
-    const started = Date.now();
-    execFile(
-      process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: ROOT },
-      (_err, stdout, stderr) => {
-        const emitted = statSync(CLI, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-        done(emitted >= started - 1000 ? '' : `build did not emit ${CLI}:\n${stdout}${stderr}`);
-      },
-    );
-  });
+const build = async (): Promise<string> => {
+  const started = Date.now();
+  const { output } = await buildDist();
+  const emitted = statSync(CLI, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  return emitted >= started - 1000 ? '' : `build did not emit ${CLI}:\n${output}`;
+};
 
 type Run = { code: number; stdout: string; stderr: string };
 

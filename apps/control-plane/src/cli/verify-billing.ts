@@ -2,8 +2,8 @@
  * Recomputes every session's bill from the event log and compares it with the stored billing
  * records: `npm run verify-billing`. See USAGE.
  */
-import { EventStore } from '../../../../libs/eventstore/src/port';
-import { ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { EventStore } from '@fleet/eventstore/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import {
   BillingAudit,
   BillingMismatch,

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandPipeline, CommandResult } from '../../../../libs/cqrs/src';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandPipeline, CommandResult } from '@fleet/cqrs';
+import { CommandContext } from '@fleet/kernel';
 import { CommandData as Data } from '../platform/bus/messages';
 import { clusterAggregate, ClusterCommand, ClusterState } from './cluster.decider';
 import { ClusterEvent, clusterStreamId } from './cluster.events';

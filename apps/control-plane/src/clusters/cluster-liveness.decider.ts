@@ -1,5 +1,5 @@
-import { Aggregate } from '../../../../libs/cqrs/src';
-import { Decider, DomainError, assertNever } from '../../../../libs/kernel/src';
+import { Aggregate } from '@fleet/cqrs';
+import { Decider, DomainError, assertNever } from '@fleet/kernel';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
 export type ClusterLivenessCommand =

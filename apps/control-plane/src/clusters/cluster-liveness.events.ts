@@ -1,4 +1,4 @@
-import { EventCodec } from '../../../../libs/kernel/src';
+import { EventCodec } from '@fleet/kernel';
 
 /**
  * The mass-failure guard's record on the cluster stream: while a cluster's reports are

@@ -1,11 +1,5 @@
-import { Aggregate } from '../../../../libs/cqrs/src';
-import {
-  Decider,
-  DomainError,
-  assertNever,
-  invalidTransition,
-  notFound,
-} from '../../../../libs/kernel/src';
+import { Aggregate } from '@fleet/cqrs';
+import { Decider, DomainError, assertNever, invalidTransition, notFound } from '@fleet/kernel';
 import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
 
 export type ClusterCommand =

@@ -1,4 +1,4 @@
-import { EventCodec } from '../../../../libs/kernel/src';
+import { EventCodec } from '@fleet/kernel';
 
 export const CLUSTER_STATUSES = [
   'requested',

@@ -8,7 +8,7 @@ import {
   ApiOkResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { CommandContext, invalidTransition } from '../../../../libs/kernel/src';
+import { CommandContext, invalidTransition } from '@fleet/kernel';
 import { CommandBus } from '@nestjs/cqrs';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';

@@ -1,5 +1,5 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
-import { EventCodec, Message } from '../../../../libs/kernel/src';
+import { EventCodec, Message } from '@fleet/kernel';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { clusterCodec } from './cluster.events';

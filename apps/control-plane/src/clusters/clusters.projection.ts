@@ -1,6 +1,6 @@
-import { Projection } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { assertNever } from '../../../../libs/kernel/src';
+import { Projection } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { assertNever } from '@fleet/kernel';
 import { versionsAfter } from './cluster.decider';
 import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, notFound, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { CommandContext, notFound, uuidFrom } from '@fleet/kernel';
+import { Doc, ReadModelStore } from '@fleet/readmodels/port';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { ClusterCommand, clusterAggregate } from './cluster.decider';

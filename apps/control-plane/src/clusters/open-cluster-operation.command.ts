@@ -1,5 +1,5 @@
 import { Command } from '@nestjs/cqrs';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandContext } from '@fleet/kernel';
 
 /**
  * Opens the operation that follows a cluster's create, upgrade or repair. Handled by the

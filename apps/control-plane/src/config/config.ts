@@ -3,11 +3,8 @@ import path from 'node:path';
 import {
   KURRENTDB_SCHEMES,
   kurrentDbConnectionProblem,
-} from '../../../../libs/eventstore/src/kurrentdb-connection';
-import {
-  POSTGRES_SCHEMES,
-  postgresConnectionProblem,
-} from '../../../../libs/eventstore/src/postgres-connection';
+} from '@fleet/eventstore/kurrentdb-connection';
+import { POSTGRES_SCHEMES, postgresConnectionProblem } from '@fleet/eventstore/postgres-connection';
 import { GPU_MODELS, GpuModel } from '../catalog/catalog';
 import { MIN_JWT_SECRET_LENGTH } from './jwt-secret-rule';
 

@@ -1,6 +1,6 @@
-import { systemClock } from '../../../../libs/kernel/src';
-import { InProcessJobs } from '../../../../libs/jobs/src';
-import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src/embedded-read-model-store';
+import { systemClock } from '@fleet/kernel';
+import { InProcessJobs } from '@fleet/jobs';
+import { EmbeddedReadModelStore } from '@fleet/readmodels/embedded-read-model-store';
 import { DRAIN_STEP_QUEUE, DrainSaga } from './drain.saga';
 import { DRAINS } from './drains.projection';
 

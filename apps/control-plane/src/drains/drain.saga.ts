@@ -1,16 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import {
-  Carriers,
-  CommandPipeline,
-  WorkflowRun,
-  WorkflowRunner,
-  sendCommand,
-} from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { Clock, CommandContext, systemContext, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+import { Carriers, CommandPipeline, WorkflowRun, WorkflowRunner, sendCommand } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs, scheduleUnlessBusy } from '@fleet/jobs/port';
+import { Clock, CommandContext, systemContext, uuidFrom } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { Config } from '../config/config';
 import { EndNodeDrain, GetNodeState, NODES, NodeDoc, nodeCodec } from '../nodes';
 import { CLOCK, CONFIG, DELAYED_JOBS, READ_MODELS } from '../platform/runtime/tokens';

@@ -1,5 +1,5 @@
-import { Aggregate } from '../../../../libs/cqrs/src';
-import { Decider, EventCodec, Workflow, assertNever } from '../../../../libs/kernel/src';
+import { Aggregate } from '@fleet/cqrs';
+import { Decider, EventCodec, Workflow, assertNever } from '@fleet/kernel';
 import { DrainMode } from '../nodes';
 
 /**

@@ -2,8 +2,8 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/co
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { CommandContext, notFound } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { CommandContext, notFound } from '@fleet/kernel';
+import { Doc, ReadModelStore } from '@fleet/readmodels/port';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';

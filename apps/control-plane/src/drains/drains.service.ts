@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { armWithin } from '../../../../libs/jobs/src/port';
-import { CommandContext, DomainError, notFound, uuidFrom } from '../../../../libs/kernel/src';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { armWithin } from '@fleet/jobs/port';
+import { CommandContext, DomainError, notFound, uuidFrom } from '@fleet/kernel';
 import { DrainMode, GetNodeState, StartNodeDrain } from '../nodes';
 import { GetSessionState } from '../sessions';
 import { DrainSaga } from './drain.saga';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { systemContext, uuidFrom } from '../../../../libs/kernel/src';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { systemContext, uuidFrom } from '@fleet/kernel';
 import { AdoptCluster } from '../clusters';
 import { nodeCodec } from './node.events';
 

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
+import { CommandPipeline } from '@fleet/cqrs';
 import { Loaded } from '../platform/bus/messages';
 import { nodeAggregate } from './node.aggregate';
 import { NodeState, nodeStreamId } from './node.events';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { GpuModel } from '../catalog/catalog';
 import { NodeEvent, NodeFacts, NodeState } from './node.events';
 import { ExistingNode } from './node-status';

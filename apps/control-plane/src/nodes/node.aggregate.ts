@@ -1,5 +1,5 @@
-import { Aggregate } from '../../../../libs/cqrs/src';
-import { uuidFrom } from '../../../../libs/kernel/src';
+import { Aggregate } from '@fleet/cqrs';
+import { uuidFrom } from '@fleet/kernel';
 import { NodeCommand, nodeDecider } from './node.decider';
 import { NodeEvent, NodeState, nodeCodec, nodeStreamId } from './node.events';
 

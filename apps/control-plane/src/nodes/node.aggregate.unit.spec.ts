@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { uuidFrom } from '../../../../libs/kernel/src';
+import { uuidFrom } from '@fleet/kernel';
 import { nodeIdOf, nodeRefOf } from './node.aggregate';
 import { nodeStreamId } from './node.events';
 

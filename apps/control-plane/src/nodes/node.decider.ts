@@ -1,10 +1,4 @@
-import {
-  Decider,
-  DomainError,
-  assertNever,
-  invalidTransition,
-  notFound,
-} from '../../../../libs/kernel/src';
+import { Decider, DomainError, assertNever, invalidTransition, notFound } from '@fleet/kernel';
 import { AllocateOnNodeData, allocateOnNode, releaseOnNode } from './node-allocation.rules';
 import { ReportNodeData, decideReport } from './node-report.rules';
 import { ExistingNode, onlineStatus } from './node-status';

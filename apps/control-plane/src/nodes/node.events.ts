@@ -1,4 +1,4 @@
-import { EventCodec, assertNever } from '../../../../libs/kernel/src';
+import { EventCodec, assertNever } from '@fleet/kernel';
 import { GpuModel } from '../catalog/catalog';
 
 export const NODE_ROLES = ['gpu', 'cpu', 'master', 'storage'] as const;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, notFound } from '../../../../libs/kernel/src';
+import { CommandPipeline, CommandResult, SubscriptionRunner } from '@fleet/cqrs';
+import { CommandContext, DomainError, notFound } from '@fleet/kernel';
 import { NodeCommand } from './node.decider';
 import { nodeAggregate } from './node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from './node.events';

@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext, thenMade } from '../../../../libs/kernel/src';
+import { CommandContext, thenMade } from '@fleet/kernel';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';

@@ -1,5 +1,5 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
-import { Message, EventCodec } from '../../../../libs/kernel/src';
+import { Message, EventCodec } from '@fleet/kernel';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { JWT_SECRET } from '../platform/auth/auth.module';

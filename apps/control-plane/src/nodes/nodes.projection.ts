@@ -1,6 +1,6 @@
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { Projection } from '../../../../libs/cqrs/src';
-import { assertNever } from '../../../../libs/kernel/src';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { Projection } from '@fleet/cqrs';
+import { assertNever } from '@fleet/kernel';
 import {
   Allocation,
   Capacity,

@@ -1,11 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UnavailableError, notFound } from '../../../../libs/kernel/src';
-import {
-  Doc,
-  Filter,
-  InvalidCursorError,
-  ReadModelStore,
-} from '../../../../libs/readmodels/src/port';
+import { UnavailableError, notFound } from '@fleet/kernel';
+import { Doc, Filter, InvalidCursorError, ReadModelStore } from '@fleet/readmodels/port';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { HEARTBEATS } from './heartbeat/heartbeat.module';

@@ -1,5 +1,5 @@
-import { EventCodec, Message } from '../../../../libs/kernel/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { EventCodec, Message } from '@fleet/kernel';
+import { StoredEvent } from '@fleet/eventstore/port';
 import { ClusterLivenessEvent, clusterLivenessCodec } from '../clusters';
 import { NodeEvent, nodeCodec } from '../nodes';
 import { PoolEvent, poolCodec } from '../pools';

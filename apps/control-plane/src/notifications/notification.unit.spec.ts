@@ -1,4 +1,4 @@
-import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
+import { StoredEvent, asLogPosition } from '@fleet/eventstore/port';
 import { NOTIFYING_EVENT_TYPES, toNotification } from './notification';
 
 const stored = (type: string, data: unknown, eventId = 'evt-1'): StoredEvent => ({

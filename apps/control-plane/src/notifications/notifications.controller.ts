@@ -1,11 +1,6 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import {
-  Filter,
-  InvalidCursorError,
-  ReadModelStore,
-  findAll,
-} from '../../../../libs/readmodels/src/port';
+import { Filter, InvalidCursorError, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { Roles } from '../platform/auth/decorators';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';

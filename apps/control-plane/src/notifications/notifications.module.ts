@@ -1,5 +1,5 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
-import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { DelayedJobs } from '@fleet/jobs/port';
 import { clusterLivenessCodec } from '../clusters';
 import { Config } from '../config/config';
 import { nodeCodec } from '../nodes';

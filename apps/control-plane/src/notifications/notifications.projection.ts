@@ -1,5 +1,5 @@
-import { Projection } from '../../../../libs/cqrs/src';
-import { Doc } from '../../../../libs/readmodels/src/port';
+import { Projection } from '@fleet/cqrs';
+import { Doc } from '@fleet/readmodels/port';
 import { Notification, toNotification } from './notification';
 
 export const NOTIFICATIONS = 'notifications';

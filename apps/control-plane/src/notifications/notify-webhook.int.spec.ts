@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../libs/jobs/src/port';
+import { StoredEvent, asLogPosition } from '@fleet/eventstore/port';
+import { DelayedJobs } from '@fleet/jobs/port';
 import { Notification } from './notification';
 import {
   NOTIFY_WEBHOOK_QUEUE,

@@ -1,6 +1,6 @@
-import { Reactor } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, JobHandler, QueueOptions } from '../../../../libs/jobs/src/port';
+import { Reactor } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs, JobHandler, QueueOptions } from '@fleet/jobs/port';
 import { Notification, toNotification } from './notification';
 
 export const NOTIFY_WEBHOOK_QUEUE = 'notify-webhook';

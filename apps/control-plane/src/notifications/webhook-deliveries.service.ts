@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, JobHandler, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { systemContext, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+import { CommandPipeline } from '@fleet/cqrs';
+import { EventStore, StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs, JobHandler, scheduleUnlessBusy } from '@fleet/jobs/port';
+import { systemContext, uuidFrom } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { Notification, NOTIFICATION_FIELDS } from './notification';
 import { NOTIFICATIONS, NotificationDoc } from './notifications.projection';

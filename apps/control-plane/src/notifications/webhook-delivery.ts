@@ -1,6 +1,6 @@
-import { Aggregate, Projection } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { Decider, EventCodec, assertNever } from '../../../../libs/kernel/src';
+import { Aggregate, Projection } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { Decider, EventCodec, assertNever } from '@fleet/kernel';
 
 /**
  * A notification's trip to the webhook, on a stream of its own: asked for when the webhook

@@ -1,4 +1,4 @@
-import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
+import { EmbeddedReadModelStore } from '@fleet/readmodels';
 import { NODE_POOLS, PoolDoc } from '../pools';
 import type { QueryBus } from '@nestjs/cqrs';
 import { SESSIONS, SessionDoc } from '../sessions';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { CommandContext, DomainError, systemContext, newId } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+import { CommandContext, DomainError, systemContext, newId } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { SESSIONS, SessionDoc } from '../sessions';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { AUTOSCALE_DEFAULTS, ListPoolMembers, NODE_POOLS, PoolDoc } from '../pools';

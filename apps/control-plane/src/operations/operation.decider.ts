@@ -1,5 +1,5 @@
-import { Aggregate } from '../../../../libs/cqrs/src';
-import { Decider, assertNever, notFound } from '../../../../libs/kernel/src';
+import { Aggregate } from '@fleet/cqrs';
+import { Decider, assertNever, notFound } from '@fleet/kernel';
 import {
   OperationEvent,
   OperationStatus,

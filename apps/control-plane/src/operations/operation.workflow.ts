@@ -1,4 +1,4 @@
-import { Workflow, assertNever } from '../../../../libs/kernel/src';
+import { Workflow, assertNever } from '@fleet/kernel';
 import { OperationCommand, OperationState, isFinished } from './operation.decider';
 import {
   POLL_MS,

@@ -1,5 +1,5 @@
-import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
-import { systemClock } from '../../../../libs/kernel/src';
+import { DelayedJobs, JobSlotsBusyError } from '@fleet/jobs/port';
+import { systemClock } from '@fleet/kernel';
 import { OperationsSaga } from './operations.saga';
 
 const sagaWith = (schedule: DelayedJobs['schedule']) =>

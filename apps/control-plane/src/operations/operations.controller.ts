@@ -12,7 +12,7 @@ import {
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandContext } from '@fleet/kernel';
 import { Roles } from '../platform/auth/decorators';
 import { Ctx } from '../platform/http/command-context';
 import { QueryParams } from '../platform/http/page-query.dto';

@@ -1,5 +1,5 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
-import { EventCodec, Message } from '../../../../libs/kernel/src';
+import { EventCodec, Message } from '@fleet/kernel';
 import { EventTypes } from '../platform/runtime/event-types';
 import { Config } from '../config/config';
 import { Runtime } from '../platform/runtime/runtime.service';

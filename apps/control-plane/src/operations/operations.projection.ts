@@ -1,5 +1,5 @@
-import { Projection } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { Projection } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
 import { OperationState, evolveOperation } from './operation.decider';
 import { operationCodec } from './operation.events';
 

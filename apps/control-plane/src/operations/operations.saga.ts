@@ -8,17 +8,11 @@ import {
   WorkflowRunner,
   cancelTimer,
   sendCommand,
-} from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import {
-  Clock,
-  CommandContext,
-  DomainError,
-  systemContext,
-  uuidFrom,
-} from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+} from '@fleet/cqrs';
+import { EventStore, StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs, scheduleUnlessBusy } from '@fleet/jobs/port';
+import { Clock, CommandContext, DomainError, systemContext, uuidFrom } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { AddPoolToCluster, CLUSTERS, ClusterDoc, clusterCodec } from '../clusters';
 import { CLOCK, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { ChangePoolSpec, EndPoolOperation, MarkPoolDeleted, NODE_POOLS, PoolDoc } from '../pools';

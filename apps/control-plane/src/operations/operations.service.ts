@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { armWithin } from '../../../../libs/jobs/src/port';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { armWithin } from '@fleet/jobs/port';
 import {
   Clock,
   CommandContext,
@@ -10,8 +10,8 @@ import {
   systemContext,
   Turns,
   uuidFrom,
-} from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+} from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { AddPoolToCluster, GetClusterState, RemovePoolFromCluster } from '../clusters';
 import { Config } from '../config/config';
 import { CLOCK, CONFIG, READ_MODELS } from '../platform/runtime/tokens';

@@ -1,7 +1,7 @@
 import type { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline, WorkflowRun } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+import { CommandPipeline, WorkflowRun } from '@fleet/cqrs';
+import { CommandContext, DomainError, uuidFrom } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { DRAINS, DrainDoc, DrainNode } from '../drains';
 import { DeleteNode, GetNodeState, NODES, NodeDoc, RequestNodeRemoval } from '../nodes';
 import { ListPoolMembers, NODE_POOLS, PoolDefinition, PoolDoc } from '../pools';

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandContext } from '@fleet/kernel';
 import { OperationAccepted } from '../clusters';
 import { OperationsService } from './operations.service';
 

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CommandPipeline, CommandResult } from '../../../../libs/cqrs/src';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandPipeline, CommandResult } from '@fleet/cqrs';
+import { CommandContext } from '@fleet/kernel';
 import { CommandData as Data } from '../platform/bus/messages';
 import { poolAggregate, PoolCommand, PoolState } from './pool.decider';
 import { PoolEvent, poolStreamId } from './pool.events';

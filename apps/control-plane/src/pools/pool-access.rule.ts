@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { DomainError, notFound } from '../../../../libs/kernel/src';
+import { CommandPipeline } from '@fleet/cqrs';
+import { DomainError, notFound } from '@fleet/kernel';
 import type { SessionDemand } from '../nodes';
 import { PoolState, poolAggregate } from './pool.decider';
 import { poolStreamId } from './pool.events';

@@ -1,5 +1,5 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
+import { StoredEvent } from '@fleet/eventstore/port';
 import { toNotification } from '../notifications';
 import { poolDecider } from './pool.decider';
 import { PoolDefinition, PoolEvent } from './pool.events';

@@ -1,4 +1,4 @@
-import { EventCodec } from '../../../../libs/kernel/src';
+import { EventCodec } from '@fleet/kernel';
 import { GpuModel } from '../catalog/catalog';
 import { NodeMode } from '../nodes';
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandContext } from '@fleet/kernel';
 import { NodeView } from '../nodes';
 import { Roles } from '../platform/auth/decorators';
 import { checkId, ClusterIdPipe } from '../platform/http/ids';

@@ -1,6 +1,6 @@
-import { Projection } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { assertNever } from '../../../../libs/kernel/src';
+import { Projection } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { assertNever } from '@fleet/kernel';
 import { PoolDefinition, PoolOperationType, poolCodec } from './pool.events';
 
 export const NODE_POOLS = 'node_pools';

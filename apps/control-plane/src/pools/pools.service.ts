@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { EventStore, StoredEvent } from '../../../../libs/eventstore/src/port';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore, StoredEvent } from '@fleet/eventstore/port';
 import {
   CommandContext,
   DomainError,
@@ -9,8 +9,8 @@ import {
   Turns,
   notFound,
   uuidFrom,
-} from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+} from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { AddPoolToCluster, GetClusterState } from '../clusters';
 import {
   SetNodePool,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandContext, systemContext, newId, uuidFrom } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+import { CommandContext, systemContext, newId, uuidFrom } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { Config } from '../config/config';
 import {
   GetNodeState,

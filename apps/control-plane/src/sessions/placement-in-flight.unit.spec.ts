@@ -1,8 +1,8 @@
-import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../libs/jobs/src/port';
-import { SYSTEM_ACTOR, systemClock } from '../../../../libs/kernel/src';
-import { ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { CommandPipeline } from '@fleet/cqrs';
+import { StoredEvent, asLogPosition } from '@fleet/eventstore/port';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { SYSTEM_ACTOR, systemClock } from '@fleet/kernel';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { nodeCodec } from '../nodes';
 import { busesOver } from '../../../../test/support/buses';
 import { PlacementService } from './placement.service';

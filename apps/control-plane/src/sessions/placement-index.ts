@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { EventStore, LogPosition, asLogPosition } from '../../../../libs/eventstore/src/port';
-import { Doc, ReadModelStore, pagesOf } from '../../../../libs/readmodels/src/port';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore, LogPosition, asLogPosition } from '@fleet/eventstore/port';
+import { Doc, ReadModelStore, pagesOf } from '@fleet/readmodels/port';
 import { SessionDemand, nodeCodec, NODES, NodeDoc, nodesProjection } from '../nodes';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { FitList, NodeFit, fitOf } from './placement';

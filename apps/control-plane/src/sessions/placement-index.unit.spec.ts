@@ -1,12 +1,7 @@
-import { SubscriptionRunner } from '../../../../libs/cqrs/src';
-import {
-  EventStore,
-  LogPosition,
-  StoredEvent,
-  asLogPosition,
-} from '../../../../libs/eventstore/src/port';
-import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
-import { EmbeddedReadModelStore } from '../../../../libs/readmodels/src';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore, LogPosition, StoredEvent, asLogPosition } from '@fleet/eventstore/port';
+import { SYSTEM_ACTOR } from '@fleet/kernel';
+import { EmbeddedReadModelStore } from '@fleet/readmodels';
 import { NODES, nodesProjection } from '../nodes';
 import { gpuNodeDoc as node } from '../../../../test/support/node-docs';
 import { PlacementIndex } from './placement-index';

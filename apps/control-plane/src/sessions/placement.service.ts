@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, UnavailableError } from '../../../../libs/kernel/src';
+import { CommandPipeline } from '@fleet/cqrs';
+import { CommandContext, DomainError, UnavailableError } from '@fleet/kernel';
 import { GetClusterLiveness } from '../clusters';
 import { Config } from '../config/config';
 import {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { SqliteEventStore } from '../../../../libs/eventstore/src/sqlite-event-store';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { CommandContext, systemContext } from '../../../../libs/kernel/src';
+import { CommandPipeline } from '@fleet/cqrs';
+import { SqliteEventStore } from '@fleet/eventstore/sqlite-event-store';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { CommandContext, systemContext } from '@fleet/kernel';
 import { nodeAggregate, nodeRefOf } from '../nodes/node.aggregate';
 import { NodeCommand, NodeReport } from '../nodes';
 import { busesOver } from '../../../../test/support/buses';

@@ -1,14 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import {
-  Clock,
-  CommandContext,
-  assertNever,
-  systemClock,
-  systemContext,
-} from '../../../../libs/kernel/src';
+import { CommandPipeline } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { Clock, CommandContext, assertNever, systemClock, systemContext } from '@fleet/kernel';
 import { GetNodeState, nodeCodec } from '../nodes';
 import { CLOCK } from '../platform/runtime/tokens';
 import { PlacementService } from './placement.service';

@@ -1,4 +1,4 @@
-import { Message, Workflow, assertNever } from '../../../../libs/kernel/src';
+import { Message, Workflow, assertNever } from '@fleet/kernel';
 import { type Allocation, type NodeState } from '../nodes';
 import type { SessionCommand } from './session.decider';
 import type { SessionState } from './session.events';

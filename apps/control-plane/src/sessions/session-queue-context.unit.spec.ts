@@ -1,5 +1,5 @@
-import { StoredEvent, asLogPosition } from '../../../../libs/eventstore/src/port';
-import { SYSTEM_ACTOR } from '../../../../libs/kernel/src';
+import { StoredEvent, asLogPosition } from '@fleet/eventstore/port';
+import { SYSTEM_ACTOR } from '@fleet/kernel';
 import { Step, sessionEvent, storedSessionEvent } from '../../../../test/support/session-events';
 import { queuedByIn, queuedSessionContext } from './session-queue.workflow';
 import { sessionStreamId } from './session.events';

@@ -6,16 +6,11 @@ import {
   WorkflowRunner,
   scheduleTimer,
   sendCommand,
-} from '../../../../libs/cqrs/src';
-import {
-  EventStore,
-  LOG_START,
-  StoredEvent,
-  asLogPosition,
-} from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, scheduleUnlessBusy } from '../../../../libs/jobs/src/port';
-import { Clock, CommandContext, EventCodec, Message, newId } from '../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../libs/readmodels/src/port';
+} from '@fleet/cqrs';
+import { EventStore, LOG_START, StoredEvent, asLogPosition } from '@fleet/eventstore/port';
+import { DelayedJobs, scheduleUnlessBusy } from '@fleet/jobs/port';
+import { Clock, CommandContext, EventCodec, Message, newId } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { nodeCodec, NODES_PROJECTION } from '../nodes';
 import { poolCodec } from '../pools';
 import { CLOCK, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';

@@ -1,9 +1,9 @@
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import type { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { DelayedJobs, JobSlotsBusyError } from '../../../../libs/jobs/src/port';
-import type { ReadModelStore } from '../../../../libs/readmodels/src/port';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import type { StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs, JobSlotsBusyError } from '@fleet/jobs/port';
+import type { ReadModelStore } from '@fleet/readmodels/port';
 import { NODES_PROJECTION } from '../nodes';
-import { CommandContext, manualClock, systemClock } from '../../../../libs/kernel/src';
+import { CommandContext, manualClock, systemClock } from '@fleet/kernel';
 import { PlacementService } from './placement.service';
 import { PoolAccess } from './pool-access';
 import { QUEUE_TICK, SessionQueueSaga } from './session-queue.saga';

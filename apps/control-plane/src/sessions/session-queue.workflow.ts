@@ -1,11 +1,5 @@
-import type { StoredEvent } from '../../../../libs/eventstore/src/port';
-import {
-  CommandContext,
-  Message,
-  Workflow,
-  assertNever,
-  systemContext,
-} from '../../../../libs/kernel/src';
+import type { StoredEvent } from '@fleet/eventstore/port';
+import { CommandContext, Message, Workflow, assertNever, systemContext } from '@fleet/kernel';
 import type { SessionCommand } from './session.decider';
 import { sessionCodec } from './session.events';
 import { stepCommandId } from './step-ids';

@@ -1,5 +1,5 @@
-import { Aggregate } from '../../../../libs/cqrs/src';
-import { Decider, assertNever, invalidTransition, notFound } from '../../../../libs/kernel/src';
+import { Aggregate } from '@fleet/cqrs';
+import { Decider, assertNever, invalidTransition, notFound } from '@fleet/kernel';
 import { SessionDemand } from '../nodes';
 import {
   PauseReason,

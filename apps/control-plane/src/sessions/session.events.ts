@@ -1,4 +1,4 @@
-import { EventCodec, assertNever } from '../../../../libs/kernel/src';
+import { EventCodec, assertNever } from '@fleet/kernel';
 import { SessionDemand } from '../nodes';
 
 export type TerminationReason = 'user' | 'admin_force' | 'drain_force' | 'node_offline';

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext } from '../../../../libs/kernel/src';
+import { CommandContext } from '@fleet/kernel';
 import { Caller } from '../platform/auth/caller';
 import { CurrentCaller, Roles } from '../platform/auth/decorators';
 import { checkId } from '../platform/http/ids';

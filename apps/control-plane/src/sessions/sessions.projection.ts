@@ -1,6 +1,6 @@
-import { Projection } from '../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../libs/eventstore/src/port';
-import { Cause, assertNever } from '../../../../libs/kernel/src';
+import { Projection } from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { Cause, assertNever } from '@fleet/kernel';
 import { SessionDemand } from '../nodes';
 import { SessionEvent, TerminationReason, sessionCodec } from './session.events';
 

@@ -1,4 +1,4 @@
-import { Cause } from '../../../../libs/kernel/src';
+import { Cause } from '@fleet/kernel';
 import { Step, sessionEvent } from '../../../../test/support/session-events';
 import { SessionDoc, projectSession } from './sessions.projection';
 

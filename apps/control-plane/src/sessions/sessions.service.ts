@@ -1,17 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline, SubscriptionRunner } from '../../../../libs/cqrs/src';
-import { CommandContext, DomainError, notFound } from '../../../../libs/kernel/src';
-import {
-  Doc,
-  Filter,
-  InvalidCursorError,
-  ReadModelStore,
-} from '../../../../libs/readmodels/src/port';
+import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { CommandContext, DomainError, notFound } from '@fleet/kernel';
+import { Doc, Filter, InvalidCursorError, ReadModelStore } from '@fleet/readmodels/port';
 import { SessionDemand } from '../nodes';
 import { Caller, isPrivileged, readsEveryOwner } from '../platform/auth/caller';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
-import { EventStore } from '../../../../libs/eventstore/src/port';
+import { EventStore } from '@fleet/eventstore/port';
 import { PlacementService } from './placement.service';
 import { POOL_ACCESS, PoolAccess } from './pool-access';
 import { SessionCommand, sessionAggregate } from './session.decider';

@@ -1,4 +1,4 @@
-import { uuidFrom } from '../../../../libs/kernel/src';
+import { uuidFrom } from '@fleet/kernel';
 
 /** A UUIDv7, or an id whose first 8 bytes are one's (eventIdFor's version 8 over a v7 command id). */
 const TIME_ORDERED = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-/i;

@@ -1,4 +1,4 @@
-import { eventIdFor, uuidFrom, uuidV7 } from '../../../../libs/kernel/src';
+import { eventIdFor, uuidFrom, uuidV7 } from '@fleet/kernel';
 import { sessionIdFor, stepCommandId } from './step-ids';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

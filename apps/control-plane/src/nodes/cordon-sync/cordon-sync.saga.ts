@@ -6,11 +6,11 @@ import {
   cancelTimer,
   scheduleTimer,
   sendCommand,
-} from '../../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { Clock, systemContext } from '../../../../../libs/kernel/src';
-import { Doc, Filter, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
+} from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { Clock, systemContext } from '@fleet/kernel';
+import { Doc, Filter, ReadModelStore, pagesOf } from '@fleet/readmodels/port';
 import { Config } from '../../config/config';
 import { Runtime } from '../../platform/runtime/runtime.service';
 import { SubscriptionsRegistry } from '../../platform/runtime/subscriptions.registry';

@@ -1,4 +1,4 @@
-import { Message, Workflow, assertNever, uuidFrom } from '../../../../../libs/kernel/src';
+import { Message, Workflow, assertNever, uuidFrom } from '@fleet/kernel';
 import { NodeState } from '../node.events';
 
 /**

@@ -1,4 +1,4 @@
-import { uuidFrom } from '../../../../../libs/kernel/src';
+import { uuidFrom } from '@fleet/kernel';
 import { workflowSpec } from '../../../../../libs/kernel/testing/workflow-spec';
 import { NodeState } from '../node.events';
 import {

@@ -7,7 +7,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 
-import { LogPosition, asLogPosition } from '../../../../../libs/eventstore/src/port';
+import { LogPosition, asLogPosition } from '@fleet/eventstore/port';
 
 const VERSION = 'd1.';
 const BLOCK_BYTES = 16;

@@ -1,4 +1,4 @@
-import { LogPosition } from '../../../../../libs/eventstore/src/port';
+import { LogPosition } from '@fleet/eventstore/port';
 
 /** Why a long-poll waiter was released. */
 export type WakeReason = 'changed' | 'timeout' | 'closed';

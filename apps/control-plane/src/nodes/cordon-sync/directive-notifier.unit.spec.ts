@@ -1,4 +1,4 @@
-import { asLogPosition } from '../../../../../libs/eventstore/src/port';
+import { asLogPosition } from '@fleet/eventstore/port';
 import { DirectiveNotifier } from './directive-notifier';
 
 describe('directive notifier', () => {

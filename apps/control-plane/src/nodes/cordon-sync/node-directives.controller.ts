@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { Caller, mayReportFor } from '../../platform/auth/caller';
 import { CurrentCaller, Roles } from '../../platform/auth/decorators';
 import { validationFailed } from '../../platform/errors/error-envelope';

@@ -7,15 +7,15 @@ import {
   OnModuleDestroy,
   OnModuleInit,
 } from '@nestjs/common';
-import { CommandPipeline } from '../../../../../libs/cqrs/src';
+import { CommandPipeline } from '@fleet/cqrs';
 import {
   EventStore,
   LogPosition,
   StoredEvent,
   asLogPosition,
   laterPosition,
-} from '../../../../../libs/eventstore/src/port';
-import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
+} from '@fleet/eventstore/port';
+import { Doc, ReadModelStore, pagesOf } from '@fleet/readmodels/port';
 import { EVENT_STORE, READ_MODELS } from '../../platform/runtime/tokens';
 import { nodeAggregate } from '../node.aggregate';
 import { nodeCodec, nodeStreamId } from '../node.events';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { UnavailableError } from '../../../../../libs/kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { OwnRedis } from '../../../../../test/support/own-redis';
 import { HeartbeatStore, MemoryHeartbeatStore, RedisHeartbeatStore } from './heartbeat.store';
 

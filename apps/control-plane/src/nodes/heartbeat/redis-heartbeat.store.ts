@@ -1,5 +1,5 @@
 import type { ChainableCommander, default as Redis } from 'ioredis';
-import { ThrottledLog } from '../../../../../libs/kernel/src';
+import { ThrottledLog } from '@fleet/kernel';
 import { failureLog } from '../../platform/observability/logger';
 import {
   RequestPathRedis,

@@ -1,4 +1,4 @@
-import { uuidFrom } from '../../../../../libs/kernel/src';
+import { uuidFrom } from '@fleet/kernel';
 import { ClusterLivenessCommand, ClusterLivenessState } from '../../clusters';
 import { GuardNode, isMassFailure, weighSilence } from './mass-failure';
 

@@ -1,4 +1,4 @@
-import { uuidFrom } from '../../../../../libs/kernel/src';
+import { uuidFrom } from '@fleet/kernel';
 import { ClusterLivenessState } from '../../clusters';
 import { WeighedNode, weighCluster } from './cluster-guard';
 

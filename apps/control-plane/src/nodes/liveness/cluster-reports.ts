@@ -1,5 +1,5 @@
 import type { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { Clock, CommandContext, uuidFrom } from '../../../../../libs/kernel/src';
+import { Clock, CommandContext, uuidFrom } from '@fleet/kernel';
 import { GetClusterLiveness, ResumeClusterReports } from '../../clusters';
 
 /**

@@ -7,11 +7,11 @@ import {
   cancelTimer,
   scheduleTimer,
   sendCommand,
-} from '../../../../../libs/cqrs/src';
-import { StoredEvent } from '../../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { Clock, CommandContext, systemContext } from '../../../../../libs/kernel/src';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+} from '@fleet/cqrs';
+import { StoredEvent } from '@fleet/eventstore/port';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { Clock, CommandContext, systemContext } from '@fleet/kernel';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { clusterLivenessCodec } from '../../clusters';
 import { Config } from '../../config/config';
 import { Runtime } from '../../platform/runtime/runtime.service';

@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { CommandPipeline } from '../../../../../libs/cqrs/src';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { Clock, Workflow, systemContext } from '../../../../../libs/kernel/src';
-import { Doc, ReadModelStore, findAll } from '../../../../../libs/readmodels/src/port';
+import { CommandPipeline } from '@fleet/cqrs';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { Clock, Workflow, systemContext } from '@fleet/kernel';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { GetClusterLiveness, MarkClusterReportsStalled } from '../../clusters';
 import { HeartbeatStore } from '../heartbeat/heartbeat.store';
 import { nodeAggregate } from '../node.aggregate';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { ValidationPipe } from '@nestjs/common';
 import fc from 'fast-check';
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { createValidationPipe } from '../../platform/http/validation.pipe';
 import { InventoryReportDto } from './inventory.dto';
 import { isPlainValidInventoryReport } from './inventory-report.check';

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CommandContext, DomainError, thenMade } from '../../../../../libs/kernel/src';
+import { CommandContext, DomainError, thenMade } from '@fleet/kernel';
 import { Caller, mayReportFor } from '../../platform/auth/caller';
 import { CurrentCaller, Roles } from '../../platform/auth/decorators';
 import { validationFailed } from '../../platform/errors/error-envelope';

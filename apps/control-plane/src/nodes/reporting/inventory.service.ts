@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CommandPipeline, CommandResult, SubscriptionRunner } from '../../../../../libs/cqrs/src';
+import { CommandPipeline, CommandResult, SubscriptionRunner } from '@fleet/cqrs';
 import {
   CommandContext,
   DomainError,
@@ -11,9 +11,9 @@ import {
   isoTime,
   thenMade,
   uuidFrom,
-} from '../../../../../libs/kernel/src';
-import { LOG_START, LogPosition, laterPosition } from '../../../../../libs/eventstore/src/port';
-import { Doc, ReadModelStore, pagesOf } from '../../../../../libs/readmodels/src/port';
+} from '@fleet/kernel';
+import { LOG_START, LogPosition, laterPosition } from '@fleet/eventstore/port';
+import { Doc, ReadModelStore, pagesOf } from '@fleet/readmodels/port';
 import { READ_MODELS } from '../../platform/runtime/tokens';
 import { LivenessSaga } from '../liveness/liveness.saga';
 import { HEARTBEATS } from '../heartbeat/heartbeat.module';

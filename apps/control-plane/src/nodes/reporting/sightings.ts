@@ -1,4 +1,4 @@
-import { Made } from '../../../../../libs/kernel/src';
+import { Made } from '@fleet/kernel';
 import { Beat, Heartbeat, HeartbeatStore } from '../heartbeat/heartbeat.store';
 import { NodeReport } from '../node.decider';
 

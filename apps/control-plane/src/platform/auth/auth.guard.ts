@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { Reflector } from '@nestjs/core';
-import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { DomainError } from '@fleet/kernel/errors';
 import { validationFailed } from '../errors/error-envelope';
 import { ADMIN, Caller, hasRole, isPrivileged, Role } from './caller';
 import { IS_PUBLIC_KEY, RequestWithCaller, ROLES_KEY } from './decorators';

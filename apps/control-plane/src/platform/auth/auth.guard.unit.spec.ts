@@ -1,6 +1,6 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { DomainError } from '@fleet/kernel/errors';
 import { AuthGuard, bearerToken } from './auth.guard';
 import { Caller, Role } from './caller';
 import { Public, Roles } from './decorators';

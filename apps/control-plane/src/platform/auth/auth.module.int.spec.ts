@@ -11,7 +11,7 @@ import {
 import { APP_FILTER, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyReply } from 'fastify';
-import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { DomainError } from '@fleet/kernel/errors';
 import { AuthModule } from './auth.module';
 import { Caller } from './caller';
 import { CurrentCaller, Public, Roles } from './decorators';

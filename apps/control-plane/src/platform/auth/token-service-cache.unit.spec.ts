@@ -1,4 +1,4 @@
-import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { DomainError } from '@fleet/kernel/errors';
 import { TokenService } from './token-service';
 
 const SECRET = 'unit-test-secret-that-is-long-enough-0123456789';

@@ -1,6 +1,6 @@
 import { createSecretKey, KeyObject } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { DomainError } from '@fleet/kernel/errors';
 import { Caller, isOwner, isRole, OWNER_RULE, Role } from './caller';
 
 export type TokenClaims = { sub: string; roles: Role[]; clusters?: string[] };

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { DomainError } from '../../../../../libs/kernel/src/errors';
+import { DomainError } from '@fleet/kernel/errors';
 import { TokenService } from './token-service';
 
 const SECRET = 'unit-test-secret-that-is-long-enough-0123456789';

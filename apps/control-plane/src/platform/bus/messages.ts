@@ -1,4 +1,4 @@
-import { LogPosition } from '../../../../../libs/eventstore/src/port';
+import { LogPosition } from '@fleet/eventstore/port';
 
 /*
  * Shapes shared by the commands and queries slices send each other on @nestjs/cqrs's

@@ -1,4 +1,4 @@
-import { DomainError, DomainErrorKind } from '../../../../../libs/kernel/src';
+import { DomainError, DomainErrorKind } from '@fleet/kernel';
 
 export type ErrorEnvelope = {
   error: { code: string; message: string; details: Record<string, unknown> };

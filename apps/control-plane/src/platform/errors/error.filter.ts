@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, UnavailableError } from '../../../../../libs/kernel/src';
+import { DomainError, UnavailableError } from '@fleet/kernel';
 import { ErrorEnvelope, STATUS_BY_KIND, envelope } from './error-envelope';
 
 const CODE_BY_STATUS: Readonly<Record<number, string>> = {

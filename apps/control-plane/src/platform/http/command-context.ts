@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import { CommandContext, uuidV7 } from '../../../../../libs/kernel/src';
+import { CommandContext, uuidV7 } from '@fleet/kernel';
 import { Caller } from '../auth/caller';
 
 /** What the platform hooks attach to a request before a handler runs. */

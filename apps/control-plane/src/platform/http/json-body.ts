@@ -1,4 +1,4 @@
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { validationFailed } from '../errors/error-envelope';
 import { depthRefusal } from './body-depth';
 

@@ -1,4 +1,4 @@
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { bodyRefusal, forbiddenKey, jsonBodyParser } from './json-body';
 
 describe('forbiddenKey', () => {

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { InventoryReportDto } from '../../nodes/reporting/inventory.dto';
 import { CreateNodePoolDto } from '../../pools/pools.dto';
 import { CreateSessionDto } from '../../sessions/sessions.dto';

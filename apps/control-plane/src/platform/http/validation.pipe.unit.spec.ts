@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ArgumentMetadata } from '@nestjs/common';
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { CreateSessionDto } from '../../sessions/sessions.dto';
 import { PageQuery } from './page-query.dto';
 import { createValidationPipe } from './validation.pipe';

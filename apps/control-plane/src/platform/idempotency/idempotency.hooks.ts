@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from '@nestjs/common';
-import { DomainError, UnavailableError, uuidFrom } from '../../../../../libs/kernel/src';
+import { DomainError, UnavailableError, uuidFrom } from '@fleet/kernel';
 import { bearerToken } from '../auth/auth.guard';
 import { Caller } from '../auth/caller';
 import { TokenService } from '../auth/token-service';

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { UnavailableError } from '../../../../../libs/kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { OwnRedis } from '../../../../../test/support/own-redis';
 import {
   IDEMPOTENCY_TTL_MS,

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ThrottledLog, settleWithin } from '../../../../../libs/kernel/src';
-import { SubscriptionRunner } from '../../../../../libs/cqrs/src';
-import { EventStore } from '../../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { ThrottledLog, settleWithin } from '@fleet/kernel';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore } from '@fleet/eventstore/port';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { Leadership } from '../runtime/leadership.service';
 import { Runtime } from '../runtime/runtime.service';
 import { DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../runtime/tokens';

@@ -1,7 +1,7 @@
-import { SubscriptionRunner, SubscriptionStatus } from '../../../../../libs/cqrs/src';
-import { EventStore, asLogPosition } from '../../../../../libs/eventstore/src/port';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { SubscriptionRunner, SubscriptionStatus } from '@fleet/cqrs';
+import { EventStore, asLogPosition } from '@fleet/eventstore/port';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { Health } from './health';
 
 const up = { ping: async () => undefined };

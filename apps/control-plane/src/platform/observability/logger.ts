@@ -1,7 +1,7 @@
 import { Logger as NestLogger, LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Logger } from 'pino';
 import { Config } from '../../config/config';
-import type { FailureSink } from '../../../../../libs/kernel/src/throttled-log';
+import type { FailureSink } from '@fleet/kernel/throttled-log';
 
 /**
  * Paths censored in every log line. Nothing we log on purpose carries a header, so this is

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { Logger } from '@nestjs/common';
-import { DomainError } from '../../../../../libs/kernel/src';
+import { DomainError } from '@fleet/kernel';
 import { ErrorFilter } from '../errors/error.filter';
 import { createLoggers, createPino, PinoLoggerService } from './logger';
 

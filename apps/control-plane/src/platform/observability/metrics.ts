@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { PipelineObserver, SubscriptionRunner } from '../../../../../libs/cqrs/src';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { settleWithin } from '../../../../../libs/kernel/src';
+import { PipelineObserver, SubscriptionRunner } from '@fleet/cqrs';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { settleWithin } from '@fleet/kernel';
 import { Leadership } from '../runtime/leadership.service';
 import { Runtime } from '../runtime/runtime.service';
 import { DELAYED_JOBS } from '../runtime/tokens';

@@ -1,5 +1,5 @@
-import { SubscriptionRunner } from '../../../../../libs/cqrs/src';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
+import { SubscriptionRunner } from '@fleet/cqrs';
+import { DelayedJobs } from '@fleet/jobs/port';
 import { Metrics } from './metrics';
 
 describe('Metrics scrape', () => {

@@ -1,5 +1,5 @@
 import { Global, Inject, Module, OnModuleInit } from '@nestjs/common';
-import { CommandPipeline } from '../../../../../libs/cqrs/src';
+import { CommandPipeline } from '@fleet/cqrs';
 import { Config } from '../../config/config';
 import { CONFIG } from '../runtime/tokens';
 import { DEFAULT_READY_MAX_LAG, Health, READY_MAX_LAG } from './health';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EventCodec, Message } from '../../../../../libs/kernel/src';
+import { EventCodec, Message } from '@fleet/kernel';
 
 /** Every stored event type name the features know, so a bare name can filter all its versions. */
 @Injectable()

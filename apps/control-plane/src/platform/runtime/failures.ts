@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { ReplyError } from 'ioredis';
-import { FailureSink, ThrottledLog, UnavailableError } from '../../../../../libs/kernel/src';
-import { EventStoreInUseError } from '../../../../../libs/eventstore/src/sqlite-event-store';
+import { FailureSink, ThrottledLog, UnavailableError } from '@fleet/kernel';
+import { EventStoreInUseError } from '@fleet/eventstore/sqlite-event-store';
 import { Config, ConfigError } from '../../config/config';
 import { createPino } from '../observability/logger';
 import { isRedisUnreachable } from './redis-unavailable';

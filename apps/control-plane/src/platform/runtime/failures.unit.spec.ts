@@ -4,8 +4,8 @@ import {
 } from '@kurrent/kurrentdb-client';
 import { ReplyError } from 'ioredis';
 import { MongoParseError, MongoServerError } from 'mongodb';
-import { UnavailableError } from '../../../../../libs/kernel/src';
-import { EventStoreInUseError } from '../../../../../libs/eventstore/src/sqlite-event-store';
+import { UnavailableError } from '@fleet/kernel';
+import { EventStoreInUseError } from '@fleet/eventstore/sqlite-event-store';
 import { ConfigError } from '../../config/config';
 import { EXIT, StoreUrls, describeFailure, subscriberFailures } from './failures';
 import { StoreUnreachableError } from './wait-for-stores';

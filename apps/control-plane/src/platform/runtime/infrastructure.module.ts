@@ -6,16 +6,16 @@ import {
   ReadModelCheckpointStore,
   SqliteCheckpointStore,
   SubscriptionRunner,
-} from '../../../../../libs/cqrs/src';
-import { EventStore } from '../../../../../libs/eventstore/src/port';
-import { createEventStore } from '../../../../../libs/eventstore/src';
-import { SharedReadsEventStore } from '../../../../../libs/eventstore/src/shared-reads';
-import { createDelayedJobs } from '../../../../../libs/jobs/src';
-import { InProcessLeaderLease } from '../../../../../libs/jobs/src/in-process-leader-lease';
-import { RedisLeaderLease } from '../../../../../libs/jobs/src/redis-leader-lease';
-import { systemClock } from '../../../../../libs/kernel/src';
-import { createReadModelStore } from '../../../../../libs/readmodels/src';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+} from '@fleet/cqrs';
+import { EventStore } from '@fleet/eventstore/port';
+import { createEventStore } from '@fleet/eventstore';
+import { SharedReadsEventStore } from '@fleet/eventstore/shared-reads';
+import { createDelayedJobs } from '@fleet/jobs';
+import { InProcessLeaderLease } from '@fleet/jobs/in-process-leader-lease';
+import { RedisLeaderLease } from '@fleet/jobs/redis-leader-lease';
+import { systemClock } from '@fleet/kernel';
+import { createReadModelStore } from '@fleet/readmodels';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { Config } from '../../config/config';
 import { failureLog } from '../observability/logger';
 import { EventTypes } from './event-types';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { LeaderLease } from '../../../../../libs/jobs/src/leader-lease';
+import type { LeaderLease } from '@fleet/jobs/leader-lease';
 
 /** The LeaderLease the app runs on: in Redis with REDIS_URL, else this process alone leads. */
 export const LEADER_LEASE = Symbol('LEADER_LEASE');

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { CheckpointStore, SubscriptionRunner } from '../../../../../libs/cqrs/src';
-import { EventStore, asLogPosition } from '../../../../../libs/eventstore/src/port';
-import { InProcessLeaderLease } from '../../../../../libs/jobs/src/in-process-leader-lease';
-import { LeaderLease, LeadershipChange } from '../../../../../libs/jobs/src/leader-lease';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { CheckpointStore, SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore, asLogPosition } from '@fleet/eventstore/port';
+import { InProcessLeaderLease } from '@fleet/jobs/in-process-leader-lease';
+import { LeaderLease, LeadershipChange } from '@fleet/jobs/leader-lease';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { Leadership } from './leadership.service';
 import { LeaderTerm, Runtime } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';

@@ -1,7 +1,7 @@
-import { ReadModelCheckpointStore, Projection } from '../../../../../libs/cqrs/src';
-import { SqliteEventStore, asLogPosition } from '../../../../../libs/eventstore/src';
-import { SYSTEM_ACTOR } from '../../../../../libs/kernel/src';
-import { EmbeddedReadModelStore } from '../../../../../libs/readmodels/src';
+import { ReadModelCheckpointStore, Projection } from '@fleet/cqrs';
+import { SqliteEventStore, asLogPosition } from '@fleet/eventstore';
+import { SYSTEM_ACTOR } from '@fleet/kernel';
+import { EmbeddedReadModelStore } from '@fleet/readmodels';
 import { rebuildReadModels } from './rebuild';
 
 const counter: Projection = {

@@ -1,8 +1,8 @@
 import { DynamicModule, Global, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CheckpointStore, Projection, projectionSubscriber } from '../../../../../libs/cqrs/src';
-import { EventStore, LOG_START, LogPosition } from '../../../../../libs/eventstore/src/port';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+import { CheckpointStore, Projection, projectionSubscriber } from '@fleet/cqrs';
+import { EventStore, LOG_START, LogPosition } from '@fleet/eventstore/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { Runtime, RuntimeMode } from './runtime.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
 import { CHECKPOINTS, EVENT_STORE, READ_MODELS, RUNTIME_MODE } from './tokens';

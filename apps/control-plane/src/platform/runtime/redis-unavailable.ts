@@ -1,5 +1,5 @@
 import Redis, { type RedisOptions } from 'ioredis';
-import { ThrottledLog, UnavailableError, settleWithin } from '../../../../../libs/kernel/src';
+import { ThrottledLog, UnavailableError, settleWithin } from '@fleet/kernel';
 import { failureLog } from '../observability/logger';
 
 /** Errors ioredis gives when Redis cannot be reached (not a command Redis refused). */

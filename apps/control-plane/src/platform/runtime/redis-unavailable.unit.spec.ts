@@ -1,4 +1,4 @@
-import { UnavailableError } from '../../../../../libs/kernel/src';
+import { UnavailableError } from '@fleet/kernel';
 import { isRedisUnreachable, unavailableAs } from './redis-unavailable';
 
 describe('isRedisUnreachable', () => {

@@ -12,11 +12,11 @@ import {
   projectionSubscriber,
   reactorSubscriber,
   reactorSubscriberName,
-} from '../../../../../libs/cqrs/src';
-import { EventStore } from '../../../../../libs/eventstore/src/port';
-import { InProcessJobs } from '../../../../../libs/jobs/src/in-process-jobs';
-import { DelayedJobs } from '../../../../../libs/jobs/src/port';
-import { ReadModelStore } from '../../../../../libs/readmodels/src/port';
+} from '@fleet/cqrs';
+import { EventStore } from '@fleet/eventstore/port';
+import { InProcessJobs } from '@fleet/jobs/in-process-jobs';
+import { DelayedJobs } from '@fleet/jobs/port';
+import { ReadModelStore } from '@fleet/readmodels/port';
 import { Leadership } from './leadership.service';
 import { SubscriptionsRegistry } from './subscriptions.registry';
 import { CHECKPOINTS, DELAYED_JOBS, EVENT_STORE, READ_MODELS, RUNTIME_MODE } from './tokens';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Projection, Reactor } from '../../../../../libs/cqrs/src';
+import { Projection, Reactor } from '@fleet/cqrs';
 
 /**
  * Features declare their projections and reactors here while modules initialise; the

@@ -1,10 +1,7 @@
 import net from 'node:net';
 import Redis from 'ioredis';
-import { settleWithin } from '../../../../../libs/kernel/src';
-import {
-  isPostgresUrl,
-  reachPostgres,
-} from '../../../../../libs/eventstore/src/postgres-connection';
+import { settleWithin } from '@fleet/kernel';
+import { isPostgresUrl, reachPostgres } from '@fleet/eventstore/postgres-connection';
 import { Config, ConfigError } from '../../config/config';
 
 /** Where a store's URL points, without its credentials (a password in REDIS_URL stays out of logs). */

@@ -3,7 +3,7 @@ import { Body, Controller, HttpCode, Module, Param, Post, Query, UseGuards } fro
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { IsOptional, IsString } from 'class-validator';
-import { CommandContext } from '../../../../../../libs/kernel/src';
+import { CommandContext } from '@fleet/kernel';
 import { Public, Roles } from '../../auth/decorators';
 import { TokenService } from '../../auth/token-service';
 import { ErrorFilter } from '../../errors/error.filter';

@@ -15,7 +15,7 @@ import {
 } from '@nestjs/common/constants';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { CommandContext, Made, isLater } from '../../../../../../libs/kernel/src';
+import { CommandContext, Made, isLater } from '@fleet/kernel';
 import {
   AdmittedRequest,
   admit,
