@@ -21,3 +21,4 @@ export { GetClusterState } from './get-cluster-state.handler';
 export { GetClusterLiveness } from './get-cluster-liveness.handler';
 export { OpenClusterOperation } from './open-cluster-operation.command';
 export { ClustersModule } from './clusters.module';
+export { Cidr, CIDR_RULE, checkCidr, cidrsOverlap } from './cidr';
