@@ -10,6 +10,7 @@ import { DrainsModule } from './drains';
 import { NodesModule } from './nodes';
 import { SessionsModule } from './sessions';
 import { NotificationsModule } from './notifications';
+import { MeshModule } from './mesh';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
@@ -38,6 +39,7 @@ export class AppModule {
         ClustersModule,
         PoolsModule,
         OperationsModule,
+        MeshModule,
       ],
     };
   }

@@ -1,0 +1,21 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { EventCodec, Message } from '@fleet/kernel';
+import { EventTypes } from '../platform/runtime/event-types';
+import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { MeshController } from './mesh.controller';
+import { meshCodec } from './mesh.events';
+import { meshProjection } from './mesh.projection';
+import { MeshService } from './mesh.service';
+
+@Module({ controllers: [MeshController], providers: [MeshService] })
+export class MeshModule implements OnModuleInit {
+  constructor(
+    @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
+    @Inject(EventTypes) private readonly types: EventTypes,
+  ) {}
+
+  onModuleInit(): void {
+    this.types.register(meshCodec as unknown as EventCodec<Message>);
+    this.registry.addProjection(meshProjection);
+  }
+}
