@@ -1,16 +1,21 @@
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
 import { runningCluster } from '../support/clusters';
+import { eventually } from '../support/reports';
+import { MESH_CONNECTOR, SimulatedMeshConnector } from '../../apps/control-plane/src/provisioner';
 
 describe('Cluster Mesh requests over HTTP', () => {
   let t: TestApp;
   let admin: Record<string, string>;
   let auditor: Record<string, string>;
+  let mesh: SimulatedMeshConnector;
   const ids: Record<string, string> = {};
   beforeAll(async () => {
     t = await startApp();
     admin = await t.auth('root', ['admin']);
     auditor = await t.auth('audit', ['auditor']);
+    mesh = t.app.get<SimulatedMeshConnector>(MESH_CONNECTOR);
+    mesh.delayMs = 100;
     const blocks: Record<string, [string, string]> = {
       a: ['10.1.0.0/16', '10.101.0.0/16'],
       b: ['10.2.0.0/16', '10.102.0.0/16'],
@@ -124,29 +129,48 @@ describe('Cluster Mesh requests over HTTP', () => {
   });
 
   it('moves by the rules and keeps who and why in the history; other moves are 409', async () => {
+    mesh.delayMs = 1000; // the connect stays under way while the request is cancelled
     const { meshRequestId: id } = (
       await request(t.url).get('/v1/mesh-requests').query({ clusterId: ids.a }).set(admin)
     ).body.items[0];
     const approved = await act(id, 'approve', { reason: 'shared inference' });
     expect(approved.status).toBe(200);
-    expect(approved.body.status).toBe('approved');
-    expect(approved.body.history.at(-1)).toMatchObject({
+    const approvedLine = approved.body.history.find(
+      (h: { status: string }) => h.status === 'approved',
+    );
+    expect(approvedLine).toMatchObject({
       status: 'approved',
       by: 'root',
       reason: 'shared inference',
     });
-    const again = await act(id, 'reject');
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('invalid_transition');
-    const disconnect = await act(id, 'disconnect');
-    expect(disconnect.status).toBe(409);
+    for (const verb of ['reject', 'disconnect']) {
+      const refused = await act(id, verb);
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.code).toBe('invalid_transition');
+    }
     const cancelled = await act(id, 'cancel', { reason: 'not needed' });
-    expect(cancelled.body.status).toBe('cancelling');
-    expect((await eventsOf(id)).map((e) => e.type)).toEqual([
-      'MeshRequested.v1',
-      'MeshRequestMoved.v1',
-      'MeshRequestMoved.v1',
+    expect(cancelled.status).toBe(200);
+    const cancelLine = cancelled.body.history.find(
+      (h: { status: string }) => h.status === 'cancelling',
+    );
+    expect(cancelLine).toMatchObject({
+      status: 'cancelling',
+      by: 'root',
+      reason: 'not needed',
+    });
+    const done = await eventually(async () => {
+      const res = await request(t.url).get(`/v1/mesh-requests/${id}`).set(admin);
+      return res.body.status === 'cancelled' ? res.body : null;
+    });
+    // The connect that was under way answered after the cancel: it moved nothing.
+    expect(done.history.map((h: { status: string }) => h.status)).toEqual([
+      'pending',
+      'approved',
+      'connecting',
+      'cancelling',
+      'cancelled',
     ]);
+    mesh.delayMs = 100;
   });
 
   it('lists by cluster (either end) and status, newest first', async () => {
@@ -174,5 +198,48 @@ describe('Cluster Mesh requests over HTTP', () => {
       .get('/v1/mesh-requests/00000000-0000-4000-8000-000000000000')
       .set(admin);
     expect(missing.status).toBe(404);
+  });
+
+  describe('the link, through the simulated provisioner', () => {
+    const settled = (id: string, status: string) =>
+      eventually(async () => {
+        const res = await request(t.url).get(`/v1/mesh-requests/${id}`).set(admin);
+        return res.body.status === status ? res.body : null;
+      });
+
+    it('connects an approved request, then disconnects it, each move in the history', async () => {
+      const { meshRequestId: id } = (await open('b', 'c')).body;
+      expect((await act(id, 'approve')).status).toBe(200);
+      const connected = await settled(id, 'connected');
+      expect(mesh.links.has(id)).toBe(true);
+      expect(
+        connected.history.map((h: { status: string; by: string }) => [h.status, h.by]),
+      ).toEqual([
+        ['pending', 'root'],
+        ['approved', 'root'],
+        ['connecting', 'system'],
+        ['connected', 'system'],
+      ]);
+      expect((await act(id, 'cancel')).status).toBe(409); // cancel is before connected only
+      expect((await act(id, 'disconnect', { reason: 'project over' })).body.status).toBe(
+        'disconnecting',
+      );
+      await settled(id, 'disconnected');
+      expect(mesh.links.has(id)).toBe(false);
+    });
+
+    it('fails a request whose connect the provisioner could not make, with its reason', async () => {
+      mesh.failNext('connect', 'peering refused by the far side');
+      const { meshRequestId: id } = (await open('b', 'c')).body;
+      await act(id, 'approve');
+      const failed = await settled(id, 'failed');
+      expect(failed.history.at(-1)).toMatchObject({
+        status: 'failed',
+        by: 'system',
+        reason: 'peering refused by the far side',
+      });
+      // A failed request holds nothing: the pair may ask again.
+      expect((await open('c', 'b')).status).toBe(201);
+    });
   });
 });

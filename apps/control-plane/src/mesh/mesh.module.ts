@@ -2,12 +2,18 @@ import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '@fleet/kernel';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
+import { MeshConnectorModule } from '../provisioner';
 import { MeshController } from './mesh.controller';
+import { MeshLinkSaga } from './mesh-link.saga';
 import { meshCodec } from './mesh.events';
 import { meshProjection } from './mesh.projection';
 import { MeshService } from './mesh.service';
 
-@Module({ controllers: [MeshController], providers: [MeshService] })
+@Module({
+  imports: [MeshConnectorModule],
+  controllers: [MeshController],
+  providers: [MeshService, MeshLinkSaga],
+})
 export class MeshModule implements OnModuleInit {
   constructor(
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
