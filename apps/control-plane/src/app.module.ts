@@ -11,6 +11,7 @@ import { NodesModule } from './nodes';
 import { SessionsModule } from './sessions';
 import { NotificationsModule } from './notifications';
 import { MeshModule } from './mesh';
+import { BackupsModule } from './backups';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
@@ -40,6 +41,7 @@ export class AppModule {
         PoolsModule,
         OperationsModule,
         MeshModule,
+        BackupsModule,
       ],
     };
   }
