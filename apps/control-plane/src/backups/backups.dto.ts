@@ -1,5 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Matches } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
 import { BACKUP_STATUSES } from './backup.events';
 
@@ -23,6 +34,44 @@ export class RequestBackupDto {
   @IsOptional()
   @IsBoolean()
   snapshotVolumes?: boolean;
+}
+
+export class BackupPolicyDto {
+  @ApiProperty() @IsBoolean() enabled!: boolean;
+
+  @ApiPropertyOptional({
+    example: '0 3 * * *',
+    description: 'Five-field cron, UTC; required when enabled',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  schedule?: string;
+
+  @ApiProperty({ minimum: 1, maximum: 87600, example: 168 })
+  @IsInt()
+  @Min(1)
+  @Max(87_600)
+  ttlHours!: number;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(NAMESPACE, { each: true, message: 'includeNamespaces must hold namespace names' })
+  includeNamespaces?: string[];
+}
+
+export class BackupPolicyView {
+  @ApiProperty() clusterId!: string;
+  @ApiProperty() enabled!: boolean;
+  @ApiProperty({ nullable: true, type: String }) schedule!: string | null;
+  @ApiProperty() ttlHours!: number;
+  @ApiProperty({ nullable: true, type: [String] }) includeNamespaces!: string[] | null;
+  @ApiProperty({ type: [String], description: 'The next three runs (UTC)' }) nextRuns!: string[];
+  @ApiProperty({ nullable: true, type: String }) updatedBy!: string | null;
+  @ApiProperty({ nullable: true, type: String }) updatedAt!: string | null;
 }
 
 @QueryParams()

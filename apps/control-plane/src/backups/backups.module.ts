@@ -6,6 +6,9 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { CONFIG } from '../platform/runtime/tokens';
 import { backupCodec, backupPolicyCodec } from './backup.events';
 import { BackupSaga } from './backup.saga';
+import { BackupScheduleSaga } from './backup-schedule.saga';
+import { BackupPoliciesService } from './backup-policies.service';
+import { backupPoliciesProjection } from './backup-policies.projection';
 import { BackupsController } from './backups.controller';
 import { backupsProjection } from './backups.projection';
 import { BackupsService } from './backups.service';
@@ -17,7 +20,9 @@ import { VELERO } from './velero.port';
   controllers: [BackupsController],
   providers: [
     BackupsService,
+    BackupPoliciesService,
     BackupSaga,
+    BackupScheduleSaga,
     {
       // VELERO_URL set: a Velero controller's HTTP API; unset: backups simulated in process.
       provide: VELERO,
@@ -37,5 +42,6 @@ export class BackupsModule implements OnModuleInit {
     this.types.register(backupCodec as unknown as EventCodec<Message>);
     this.types.register(backupPolicyCodec as unknown as EventCodec<Message>);
     this.registry.addProjection(backupsProjection);
+    this.registry.addProjection(backupPoliciesProjection);
   }
 }

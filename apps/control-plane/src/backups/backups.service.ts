@@ -14,9 +14,6 @@ export const BACKUPS_PROJECTION = 'projection:backups';
 
 /** Cluster states that take backups (API.md: running, upgrading or degraded). */
 const WORKING = ['running', 'upgrading', 'degraded'];
-/** How long a backup is kept when neither the request nor the policy says (30 days). */
-export const DEFAULT_TTL_HOURS = 720;
-
 export type BackupView = Omit<BackupDoc, '_id' | '_rev'>;
 
 export type BackupRequest = {
@@ -48,7 +45,13 @@ export class BackupsService {
   ) {}
 
   /** A backup of a working cluster, `pending` until its process starts it. */
-  async request(clusterId: string, ask: BackupRequest, ctx: CommandContext): Promise<BackupView> {
+  /** `backupId`: a scheduled slot's own (from the slot); else it follows the command. */
+  async request(
+    clusterId: string,
+    ask: BackupRequest,
+    ctx: CommandContext,
+    backupId = uuidFrom('backup', ctx.commandId),
+  ): Promise<BackupView> {
     const cluster = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!cluster) throw notFound('cluster', clusterId);
     if (!WORKING.includes(cluster.status)) {
@@ -59,7 +62,6 @@ export class BackupsService {
         { clusterId, status: cluster.status },
       );
     }
-    const backupId = uuidFrom('backup', ctx.commandId);
     const at = ctx.now.toISOString();
     await this.execute(
       backupId,
