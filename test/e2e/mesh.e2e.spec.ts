@@ -2,6 +2,8 @@ import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
 import { runningCluster } from '../support/clusters';
 import { eventually } from '../support/reports';
+import { QueryBus } from '@nestjs/cqrs';
+import { LiveMeshesOf } from '../../apps/control-plane/src/clusters';
 import { MESH_CONNECTOR, SimulatedMeshConnector } from '../../apps/control-plane/src/provisioner';
 
 describe('Cluster Mesh requests over HTTP', () => {
@@ -241,5 +243,45 @@ describe('Cluster Mesh requests over HTTP', () => {
       // A failed request holds nothing: the pair may ask again.
       expect((await open('c', 'b')).status).toBe(201);
     });
+  });
+
+  it('takes a deleted cluster’s meshes down first: connected ones disconnected, others cancelled', async () => {
+    const more: Record<string, [string, string]> = {
+      x: ['10.31.0.0/16', '10.131.0.0/16'],
+      y: ['10.32.0.0/16', '10.132.0.0/16'],
+      z: ['10.33.0.0/16', '10.133.0.0/16'],
+    };
+    for (const [name, [podCidr, serviceCidr]] of Object.entries(more)) {
+      ids[name] = await runningCluster(t.url, admin, {
+        name: `mesh-${name}`,
+        podCidr,
+        serviceCidr,
+      });
+    }
+    const xy = (await open('x', 'y')).body.meshRequestId;
+    await act(xy, 'approve');
+    const status = (id: string, want: string) =>
+      eventually(async () => {
+        const res = await request(t.url).get(`/v1/mesh-requests/${id}`).set(admin);
+        return res.body.status === want ? res.body : null;
+      });
+    await status(xy, 'connected');
+    const xz = (await open('x', 'z')).body.meshRequestId; // pending
+    const live = () => t.app.get(QueryBus).execute(new LiveMeshesOf(ids.x));
+    expect(await live()).toBe(2);
+    const moved = await request(t.url)
+      .post(`/v1/clusters/${ids.x}/transitions`)
+      .set(admin)
+      .send({ to: 'deleting' });
+    expect(moved.status).toBe(200);
+    const down = await status(xy, 'disconnected');
+    expect(
+      down.history.find((h: { status: string }) => h.status === 'disconnecting'),
+    ).toMatchObject({
+      by: 'system',
+      reason: `cluster ${ids.x} is being deleted`,
+    });
+    await status(xz, 'cancelled');
+    expect(await live()).toBe(0);
   });
 });

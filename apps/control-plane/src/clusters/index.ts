@@ -22,3 +22,4 @@ export { GetClusterLiveness } from './get-cluster-liveness.handler';
 export { OpenClusterOperation } from './open-cluster-operation.command';
 export { ClustersModule } from './clusters.module';
 export { Cidr, CIDR_RULE, checkCidr, cidrsOverlap } from './cidr';
+export { LiveMeshesOf } from './live-meshes-of.query';

@@ -5,6 +5,8 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { MeshConnectorModule } from '../provisioner';
 import { MeshController } from './mesh.controller';
 import { MeshLinkSaga } from './mesh-link.saga';
+import { ClusterDeletionReactor } from './cluster-deletion.reactor';
+import { LiveMeshesOfHandler } from './live-meshes-of.handler';
 import { meshCodec } from './mesh.events';
 import { meshProjection } from './mesh.projection';
 import { MeshService } from './mesh.service';
@@ -12,7 +14,7 @@ import { MeshService } from './mesh.service';
 @Module({
   imports: [MeshConnectorModule],
   controllers: [MeshController],
-  providers: [MeshService, MeshLinkSaga],
+  providers: [MeshService, MeshLinkSaga, ClusterDeletionReactor, LiveMeshesOfHandler],
 })
 export class MeshModule implements OnModuleInit {
   constructor(
