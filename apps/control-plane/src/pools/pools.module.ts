@@ -6,6 +6,7 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { CreateNodePoolHandler } from './create-node-pool.handler';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
+import { GpuTypesController } from './gpu-types.controller';
 import { BeginPoolOperationHandler } from './begin-pool-operation.handler';
 import { EndPoolOperationHandler } from './end-pool-operation.handler';
 import { MarkPoolDeletedHandler } from './mark-pool-deleted.handler';
@@ -18,7 +19,7 @@ import { PoolsService } from './pools.service';
 
 @Module({
   imports: [NodesModule],
-  controllers: [PoolsController],
+  controllers: [PoolsController, GpuTypesController],
   providers: [
     PoolsService,
     CreateNodePoolHandler,
