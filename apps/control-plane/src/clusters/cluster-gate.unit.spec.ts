@@ -26,10 +26,13 @@ const refusal = (state: ClusterState): DomainError | null => {
 };
 
 describe('the cluster gate', () => {
-  it.each(['running', 'upgrading', 'degraded'] as const)('lets work through on a %s cluster', (s) => {
-    expect(refusal(inStatus(s))).toBeNull();
-    expect(takesPlacements(inStatus(s))).toBe(true);
-  });
+  it.each(['running', 'upgrading', 'degraded'] as const)(
+    'lets work through on a %s cluster',
+    (s) => {
+      expect(refusal(inStatus(s))).toBeNull();
+      expect(takesPlacements(inStatus(s))).toBe(true);
+    },
+  );
 
   it.each(['requested', 'provisioning', 'bootstrapping', 'deleting', 'failed'] as const)(
     'refuses work on a %s cluster with cluster_not_running, naming it and its status',

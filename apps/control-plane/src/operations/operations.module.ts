@@ -8,6 +8,7 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { ProvisionerModule } from '../provisioner';
 import { DeleteNodePoolHandler } from './delete-node-pool.handler';
 import { OpenClusterOperationHandler } from './open-cluster-operation.handler';
+import { KeepPoolWithinBoundsHandler } from './keep-pool-within-bounds.handler';
 import { operationCodec } from './operation.events';
 import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
@@ -23,7 +24,7 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
   controllers: [OperationsController],
   providers: [
     ...[OperationsSaga, OperationsService, OperationsQueries, AutoscalerService],
-    OpenClusterOperationHandler,
+    ...[OpenClusterOperationHandler, KeepPoolWithinBoundsHandler],
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
   ],

@@ -30,6 +30,7 @@ import {
   PoolOperationType,
   beginsOperation,
 } from '../pools';
+import { gpuShapeRefusal } from './gpu-shape';
 import { operationAggregate } from './operation.decider';
 import { operationStreamId } from './operation.events';
 import { OperationsSaga } from './operations.saga';
@@ -84,6 +85,10 @@ export class OperationsService {
       cpu: shape.cpu ?? pool.spec.cpu,
       memoryGiB: shape.memoryGiB ?? pool.spec.memoryGiB,
     };
+    const offShape = pool.gpuType
+      ? gpuShapeRefusal(pool.gpuType, pool.spec.gpusPerNode, resizeTo)
+      : null;
+    if (offShape) throw offShape;
     // With an operation running, that is the answer (the decider's), whatever the shape asked.
     const same = resizeTo.cpu === pool.spec.cpu && resizeTo.memoryGiB === pool.spec.memoryGiB;
     if (same && pool.operationId === null) {

@@ -105,7 +105,7 @@ describe('node pool editing', () => {
           fc.record({ enabled: fc.boolean(), min: size, max: size }, { requiredKeys: [] }),
           fc.boolean(),
           (change, hadBounds) => {
-            let events: PoolEvent[];
+            let events: readonly PoolEvent[];
             try {
               events = poolDecider.decide(
                 edit({ autoscaling: change }),

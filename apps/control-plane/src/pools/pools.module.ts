@@ -12,6 +12,7 @@ import { EndPoolOperationHandler } from './end-pool-operation.handler';
 import { MarkPoolDeletedHandler } from './mark-pool-deleted.handler';
 import { ChangePoolSpecHandler } from './change-pool-spec.handler';
 import { AssignNodeToPoolHandler } from './assign-node-to-pool.handler';
+import { EditNodePoolHandler } from './edit-node-pool.handler';
 import { GetPoolStateHandler } from './get-pool-state.handler';
 import { ListPoolMembersHandler } from './list-pool-members.handler';
 import { nodePoolsProjection } from './pools.projection';
@@ -28,6 +29,7 @@ import { PoolsService } from './pools.service';
     MarkPoolDeletedHandler,
     ChangePoolSpecHandler,
     AssignNodeToPoolHandler,
+    EditNodePoolHandler,
     GetPoolStateHandler,
     ListPoolMembersHandler,
   ],
