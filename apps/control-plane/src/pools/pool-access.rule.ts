@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '@fleet/cqrs';
+import { GetClusterState, refuseUnlessWorking } from '../clusters';
 import { DomainError, notFound } from '@fleet/kernel';
 import type { SessionDemand } from '../nodes';
 import { PoolState, poolAggregate } from './pool.decider';
@@ -82,7 +84,10 @@ export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError 
  */
 @Injectable()
 export class PoolAccessRule implements PoolAccess {
-  constructor(@Inject(CommandPipeline) private readonly pipeline: CommandPipeline) {}
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(QueryBus) private readonly queries: QueryBus,
+  ) {}
 
   async mayUse(owner: string, poolId: string | null): Promise<boolean> {
     if (poolId === null) return true;
@@ -100,5 +105,9 @@ export class PoolAccessRule implements PoolAccess {
     const { state } = await this.pipeline.load(poolAggregate, poolStreamId(request.poolId));
     const refusal = poolRefusal(state, request);
     if (refusal) throw refusal;
+    if (state.status === 'absent') return;
+    // New sessions (and resumes) need the pool's cluster running, upgrading or degraded.
+    const cluster = (await this.queries.execute(new GetClusterState(state.clusterId))).state;
+    refuseUnlessWorking(state.clusterId, cluster);
   }
 }
