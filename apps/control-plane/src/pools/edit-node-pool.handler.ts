@@ -36,10 +36,17 @@ export class EditNodePoolHandler implements ICommandHandler<EditNodePool> {
    * `operation` in the answer.
    */
   async execute({ poolId, body, ctx }: EditNodePool): Promise<PoolView> {
-    if (body.autoscaling === undefined && body.access === undefined) {
+    if (body.autoscaling == null && body.access == null) {
       throw validationFailed([
         { field: 'autoscaling', problems: ['give autoscaling, access or both'] },
       ]);
+    }
+    // null would read as "unchanged"; autoscaling is turned off with {"enabled": false}.
+    const nulls = (['autoscaling', 'access'] as const).filter((f) => body[f] === null);
+    if (nulls.length > 0) {
+      throw validationFailed(
+        nulls.map((field) => ({ field, problems: [`must be an object, not null`] })),
+      );
     }
     const pool = (await this.pipeline.load(poolAggregate, poolStreamId(poolId))).state;
     if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
