@@ -266,7 +266,7 @@ describe('node-pool editing, GPU types, cluster states and the operations list',
     it('refuses pool changes and sessions on a failed cluster, places nowhere on it, and takes them again once running', async () => {
       const gate = 'gate-c';
       const reporter = await t.auth('op-gate', ['operator'], [gate]);
-      await request(t.url)
+      const reported = await request(t.url)
         .post('/v1/inventory/reports')
         .set(reporter)
         .send(report(gate, [gpuNode('gate-gpu-1', 2, 'HPC_GPU'), cpuNode('gate-cpu-1')]))
@@ -275,10 +275,21 @@ describe('node-pool editing, GPU types, cluster states and the operations list',
         async () => (await request(t.url).get(`/v1/clusters/${gate}`).set(admin)).ok,
       );
       const p = await createPool(gate, { name: 'gated', kind: 'gpu', gpuType: 'HPC_GPU' });
+      await request(t.url)
+        .put(`/v1/nodes/${reported.body.nodes[0].nodeId}/pool`)
+        .set(admin)
+        .send({ poolId: p.poolId })
+        .expect(200);
       const hpc = { kind: 'gpu', gpuModel: 'HPC_GPU', gpuCount: 1 };
       const before = await session(alice, hpc);
       expect(before.body.status).toBe('running');
       await request(t.url).post(`/v1/sessions/${before.body.sessionId}/terminate`).set(alice);
+      const pinned = await session(alice, { ...hpc, poolId: p.poolId });
+      expect(pinned.body.status).toBe('running');
+      await request(t.url)
+        .post(`/v1/sessions/${pinned.body.sessionId}/pause`)
+        .set(alice)
+        .expect(200);
 
       const move = (to: string) =>
         request(t.url).post(`/v1/clusters/${gate}/transitions`).set(admin).send({ to });
@@ -300,6 +311,7 @@ describe('node-pool editing, GPU types, cluster states and the operations list',
           .set(admin)
           .send({ name: 'late', kind: 'cpu' }),
         await session(alice, { ...hpc, poolId: p.poolId }),
+        await request(t.url).post(`/v1/sessions/${pinned.body.sessionId}/resume`).set(alice),
       ];
       for (const res of refusals) {
         expect(res.status).toBe(409);
