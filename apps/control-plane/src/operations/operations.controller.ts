@@ -20,7 +20,12 @@ import { ResizeNodePoolDto, ScaleNodePoolDto } from '../pools';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { DeleteNodePool } from './delete-node-pool.handler';
 import { OperationsService } from './operations.service';
-import { ListOperationsQuery, OperationPage, OperationsQueries } from './operations.queries';
+import {
+  ListOperationsQuery,
+  OperationPage,
+  OperationViewDto,
+  OperationsQueries,
+} from './operations.queries';
 import { ResizeNodePool } from './resize-node-pool.handler';
 import { ScaleNodePool } from './scale-node-pool.handler';
 import { NoBody } from '../platform/http/no-body';
@@ -93,6 +98,7 @@ export class OperationsController {
 
   @Get('operations/:operationId')
   @Roles('admin', 'auditor')
+  @ApiOkResponse({ type: OperationViewDto })
   get(@Param('operationId') operationId: string) {
     return this.queries.get(checkId('operationId', operationId));
   }

@@ -38,8 +38,35 @@ export class ListOperationsQuery extends PageQuery {
   status?: string;
 }
 
+export class OperationStepDto {
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['running', 'succeeded', 'failed'] }) status!: string;
+  @ApiProperty() at!: string;
+  @ApiProperty() startedAt!: string;
+  @ApiProperty({ type: String, nullable: true }) detail!: string | null;
+}
+
+/** GET /v1/operations/{id} and the list's items (operation.view.ts). */
+export class OperationViewDto implements OperationView {
+  @ApiProperty() operationId!: string;
+  @ApiProperty({ enum: OPERATION_TYPES }) type!: string;
+  @ApiProperty({ enum: OPERATION_STATUSES }) status!: string;
+  @ApiProperty({ type: [OperationStepDto] }) steps!: OperationStepDto[];
+  @ApiProperty({ type: String, nullable: true }) error!: string | null;
+  @ApiProperty() clusterId!: string;
+  @ApiProperty({ type: String, nullable: true }) poolId!: string | null;
+  @ApiProperty({ type: Number, nullable: true }) fromSize!: number | null;
+  @ApiProperty({ type: Number, nullable: true }) desiredSize!: number | null;
+  @ApiProperty({ example: [{ nodeId: '…', hostname: 'l40s-a-1' }] })
+  nodes!: Array<{ nodeId: string; hostname: string }>;
+  @ApiProperty({ type: String, nullable: true }) reason!: string | null;
+  @ApiProperty() createdAt!: string;
+  @ApiProperty() deadlineAt!: string;
+  @ApiProperty({ type: String, nullable: true }) endedAt!: string | null;
+}
+
 export class OperationPage {
-  @ApiProperty({ type: [Object], description: 'Operations, newest first' })
+  @ApiProperty({ type: [OperationViewDto], description: 'Operations, newest first' })
   items!: OperationView[];
   @ApiProperty({ type: String, nullable: true, description: 'The next page, or null' })
   nextCursor!: string | null;
