@@ -1,9 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline } from '@fleet/cqrs';
 import { DomainError, notFound } from '@fleet/kernel';
 import type { SessionDemand } from '../nodes';
-import { PoolState, poolAggregate } from './pool.decider';
-import { poolStreamId } from './pool.events';
+import type { PoolState } from './pool.decider';
 
 /** What a session asks of the pool it names: the owner it runs for, and its demand. */
 export type PoolRequest = {
@@ -75,30 +72,3 @@ export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError 
   }
   return null;
 };
-
-/**
- * Who may place sessions in a pool: everyone when its tenant list is empty, else only the
- * listed owners. Nodes in no pool, and pools this process never created, stay open.
- */
-@Injectable()
-export class PoolAccessRule implements PoolAccess {
-  constructor(@Inject(CommandPipeline) private readonly pipeline: CommandPipeline) {}
-
-  async mayUse(owner: string, poolId: string | null): Promise<boolean> {
-    if (poolId === null) return true;
-    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
-    if (state.status === 'absent') return true;
-    return state.tenants.length === 0 || state.tenants.includes(owner);
-  }
-
-  async gone(poolId: string): Promise<boolean> {
-    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
-    return state.status === 'absent' || state.status === 'deleted';
-  }
-
-  async admit(request: PoolRequest): Promise<void> {
-    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(request.poolId));
-    const refusal = poolRefusal(state, request);
-    if (refusal) throw refusal;
-  }
-}
