@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
-import { CommandContext, DomainError, notFound, uuidFrom } from '@fleet/kernel';
+import { CommandContext, notFound, uuidFrom } from '@fleet/kernel';
 import { Doc, Page, ReadModelStore } from '@fleet/readmodels/port';
-import { CLUSTERS, ClusterDoc } from '../clusters';
+import { CLUSTERS, ClusterDoc, refuseUnlessWorking } from '../clusters';
 import { Config } from '../config/config';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import { BackupCommand, backupAggregate } from './backup.decider';
@@ -12,8 +12,6 @@ import { BACKUPS, BackupDoc } from './backups.projection';
 
 export const BACKUPS_PROJECTION = 'projection:backups';
 
-/** Cluster states that take backups (API.md: running, upgrading or degraded). */
-const WORKING = ['running', 'upgrading', 'degraded'];
 export type BackupView = Omit<BackupDoc, '_id' | '_rev'>;
 
 export type BackupRequest = {
@@ -54,14 +52,7 @@ export class BackupsService {
   ): Promise<BackupView> {
     const cluster = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!cluster) throw notFound('cluster', clusterId);
-    if (!WORKING.includes(cluster.status)) {
-      throw new DomainError(
-        'cluster_not_running',
-        `cluster ${clusterId} is ${cluster.status}: a backup needs it running`,
-        'conflict',
-        { clusterId, status: cluster.status },
-      );
-    }
+    refuseUnlessWorking(clusterId, cluster);
     const at = ctx.now.toISOString();
     await this.execute(
       backupId,

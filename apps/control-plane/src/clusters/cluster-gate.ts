@@ -10,7 +10,10 @@ export const WORKING_CLUSTER_STATUSES: readonly string[] = ['running', 'upgradin
  * gated; an operation's own steps (a delete removing pools on a deleting cluster) are not.
  * An absent cluster is left to the caller (404 there).
  */
-export const refuseUnlessWorking = (clusterId: string, state: ClusterState): void => {
+export const refuseUnlessWorking = (
+  clusterId: string,
+  state: { readonly status: ClusterState['status'] },
+): void => {
   if (state.status === 'absent' || WORKING_CLUSTER_STATUSES.includes(state.status)) return;
   throw new DomainError(
     'cluster_not_running',

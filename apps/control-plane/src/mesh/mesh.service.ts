@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
 import { CommandContext, DomainError, notFound, uuidFrom } from '@fleet/kernel';
 import { Doc, Page, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { CLUSTERS, ClusterDoc } from '../clusters';
+import { CLUSTERS, ClusterDoc, refuseUnlessWorking } from '../clusters';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { MeshCommand, meshAggregate } from './mesh.decider';
@@ -11,9 +11,6 @@ import { LIVE_MESH_STATUSES, MESHED_STATUSES, MeshStatus, meshStreamId } from '.
 import { MESH_REQUESTS, MeshRequestDoc } from './mesh.projection';
 
 export const MESH_PROJECTION = 'projection:mesh-requests';
-
-/** Cluster states that take mesh requests (API.md: running, upgrading or degraded). */
-const WORKING = ['running', 'upgrading', 'degraded'];
 
 export type MeshView = Omit<MeshRequestDoc, '_id' | '_rev' | 'clusterIds'>;
 
@@ -138,15 +135,7 @@ export class MeshService {
       clusters.set(clusterId, doc);
     }
     for (const clusterId of [pair.fromClusterId, pair.toClusterId]) {
-      const { status } = clusters.get(clusterId) as ClusterDoc;
-      if (!WORKING.includes(status)) {
-        throw new DomainError(
-          'cluster_not_running',
-          `cluster ${clusterId} is ${status}: a mesh needs it running`,
-          'conflict',
-          { clusterId, status },
-        );
-      }
+      refuseUnlessWorking(clusterId, clusters.get(clusterId) as ClusterDoc);
     }
     const refusal = meshCidrRefusal(pair, meshed, clusters);
     if (refusal) throw refusal;
