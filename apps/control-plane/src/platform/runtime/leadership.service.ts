@@ -27,6 +27,11 @@ export class Leadership {
   constructor(
     @Inject(LEADER_LEASE) private readonly lease: LeaderLease,
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    /**
+     * Whether terms are recorded: with an event store replicas share (EVENTSTORE_URL). The
+     * embedded log is one process's by design (its exclusive lock), with nobody to fence.
+     */
+    private readonly recordTerms = true,
   ) {
     lease.onChange(({ leader, epoch }) => {
       if (leader) {
@@ -56,6 +61,7 @@ export class Leadership {
    * which ends this term (the lease's counter was lost: the next term is taken above it).
    */
   termRecorded(epoch: number): Promise<boolean> {
+    if (!this.recordTerms) return Promise.resolve(true);
     if (this.recording?.epoch === epoch) return this.recording.recorded;
     const recorded = this.record(epoch);
     const entry = { epoch, recorded };
