@@ -40,7 +40,7 @@ type NodeView = Record<string, unknown> & { nodeId: string };
 
 describe('three replicas: the leader killed during a drain and placement bursts', () => {
   let db: TestDatabase;
-  let replicas: ChildApp[] = [];
+  const replicas: ChildApp[] = [];
   let admin: Record<string, string>;
   let auditor: Record<string, string>;
   let reporting = true;
