@@ -101,6 +101,18 @@ describe('three replicas: the leader killed during a drain and placement bursts'
     return undefined;
   };
 
+  /** Until every live replica's read models show `nodeIds` (reads follow the log per replica). */
+  const shownEverywhere = (nodeIds: readonly string[]) =>
+    eventually(async () => {
+      for (const r of live()) {
+        for (const id of nodeIds) {
+          const res = await fetch(`${r.url}/v1/nodes/${id}`, { headers: auditor });
+          if (res.status !== 200) return undefined;
+        }
+      }
+      return true;
+    });
+
   /** Reports `nodes` of each cluster every 500 ms to a replica at random, until stopped. */
   const keepReporting = (fleet: Array<[string, NodeInput[]]>, operator: Record<string, string>) =>
     (async () => {
@@ -145,6 +157,7 @@ describe('three replicas: the leader killed during a drain and placement bursts'
       ],
       operator,
     );
+    await shownEverywhere([sourceId, silentId]);
 
     const drained: string[] = [];
     for (let i = 0; i < SESSIONS; i++) {
@@ -168,10 +181,11 @@ describe('three replicas: the leader killed during a drain and placement bursts'
       ],
       operator,
     );
-    await eventually(async () => {
+    const listed = await eventually(async () => {
       const nodes = await getJson<{ items: NodeView[] }>(client, '/v1/nodes?clusterId=ha-drain');
-      return nodes.items.length === 2 || undefined;
+      return nodes.items.length === 2 ? nodes.items : undefined;
     });
+    await shownEverywhere(listed.map((n) => n.nodeId));
 
     const placeBurst = (n: number) =>
       Promise.all(
