@@ -49,11 +49,17 @@ export const claimCards = async (pipeline: CommandPipeline, input: CardClaims): 
       throw conflict(uuid, claimant.hostname, holder.nodeId, clusterId);
     released.push({ uuid, holder: holder.nodeId });
   }
+  const byNode = new Map<string, { nodeId: string; since: number | null; uuids: string[] }>();
+  for (const [uuid, c] of claims) {
+    const entry = byNode.get(c.nodeId) ?? { nodeId: c.nodeId, since: c.since, uuids: [] };
+    entry.uuids.push(uuid);
+    byNode.set(c.nodeId, entry);
+  }
   const command: ClaimGpuCards = {
     type: 'ClaimGpuCards',
     data: {
       clusterId,
-      claims: [...claims].map(([uuid, c]) => ({ uuid, nodeId: c.nodeId, since: c.since })),
+      claims: [...byNode.values()],
       released,
       at: ctx.now.toISOString(),
     },

@@ -14,11 +14,12 @@ export const gpuClaimsStreamId = (clusterId: string): string => `gpu-claims-${cl
 /** A claim not yet followed by its node's events is pending this long, then taken for abandoned. */
 export const CLAIM_PENDING_MS = 30_000;
 
+/** One node's claim: its new cards, by uuid (grouped by node, so the event stays small). */
 export type GpuClaim = {
-  readonly uuid: string;
   readonly nodeId: string;
   /** The claiming node's stream revision its report was decided on (null: a new node). */
   readonly since: number | null;
+  readonly uuids: readonly string[];
 };
 
 export type GpuCardsClaimed = Message<
@@ -60,21 +61,26 @@ export const gpuClaimsDecider: Decider<ClaimGpuCards, GpuClaimsEvent, GpuClaimsS
   initialState: () => ({ holders: new Map() }),
   evolve: (state, event) => {
     const holders = new Map(state.holders);
-    for (const c of event.data.claims)
-      holders.set(c.uuid, { nodeId: c.nodeId, since: c.since, at: event.data.at });
+    for (const c of event.data.claims) {
+      const holder = { nodeId: c.nodeId, since: c.since, at: event.data.at };
+      for (const uuid of c.uuids) holders.set(uuid, holder);
+    }
     return { holders };
   },
   decide: (command, state) => {
     const { clusterId, claims, released, at } = command.data;
     const taken: GpuClaim[] = [];
     for (const claim of claims) {
-      const holder = state.holders.get(claim.uuid);
-      if (holder?.nodeId === claim.nodeId) continue; // its own already
-      const free =
-        holder === undefined ||
-        released.some((r) => r.uuid === claim.uuid && r.holder === holder.nodeId);
-      if (!free) throw refuse(claim.uuid, claim.nodeId, holder.nodeId);
-      taken.push(claim);
+      const uuids = claim.uuids.filter((uuid) => {
+        const holder = state.holders.get(uuid);
+        if (holder?.nodeId === claim.nodeId) return false; // its own already
+        const free =
+          holder === undefined ||
+          released.some((r) => r.uuid === uuid && r.holder === holder.nodeId);
+        if (!free) throw refuse(uuid, claim.nodeId, holder.nodeId);
+        return true;
+      });
+      if (uuids.length > 0) taken.push({ ...claim, uuids });
     }
     return taken.length === 0
       ? []

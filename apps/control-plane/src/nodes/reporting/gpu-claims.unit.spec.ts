@@ -2,11 +2,21 @@ import { DomainError } from '@fleet/kernel';
 import { ClaimGpuCards, GpuClaimsEvent, gpuClaimsDecider } from './gpu-claims';
 
 const at = '2026-12-07T12:00:00.000Z';
+/** [uuid, nodeId] pairs as the event groups them: per node, in first-seen order. */
+const byNode = (pairs: Array<[string, string]>) => {
+  const nodes = new Map<string, { nodeId: string; since: null; uuids: string[] }>();
+  for (const [uuid, nodeId] of pairs) {
+    const n = nodes.get(nodeId) ?? { nodeId, since: null, uuids: [] };
+    n.uuids.push(uuid);
+    nodes.set(nodeId, n);
+  }
+  return [...nodes.values()];
+};
 const claimed = (...claims: Array<[string, string]>): GpuClaimsEvent => ({
   type: 'GpuCardsClaimed',
   data: {
     clusterId: 'c1',
-    claims: claims.map(([uuid, nodeId]) => ({ uuid, nodeId, since: null })),
+    claims: byNode(claims),
     at,
   },
 });
@@ -17,7 +27,7 @@ const claim = (
   type: 'ClaimGpuCards',
   data: {
     clusterId: 'c1',
-    claims: claims.map(([uuid, nodeId]) => ({ uuid, nodeId, since: null })),
+    claims: byNode(claims),
     released: released.map(([uuid, holder]) => ({ uuid, holder })),
     at,
   },
@@ -75,6 +85,43 @@ describe("a cluster's GPU claims", () => {
   it('gives a card to the claimant that found its holder released it', () => {
     expect(given([claimed(['g1', 'n1'])]).when(claim([['g1', 'n2']], [['g1', 'n1']]))).toEqual([
       claimed(['g1', 'n2']),
+    ]);
+  });
+
+  it("refuses the whole report's claim when one card of one of its nodes is another's", () => {
+    const events = [claimed(['g9', 'n9'])];
+    expect(() =>
+      given(events).when(
+        claim([
+          ['g1', 'n1'],
+          ['g2', 'n2'],
+          ['g9', 'n2'],
+        ]),
+      ),
+    ).toThrow(/GPU g9 .* claimed by node n9/);
+  });
+
+  it('groups the cards it records by node', () => {
+    expect(
+      given([]).when(
+        claim([
+          ['g1', 'n1'],
+          ['g2', 'n2'],
+          ['g3', 'n1'],
+        ]),
+      ),
+    ).toEqual([
+      {
+        type: 'GpuCardsClaimed',
+        data: {
+          clusterId: 'c1',
+          claims: [
+            { nodeId: 'n1', since: null, uuids: ['g1', 'g3'] },
+            { nodeId: 'n2', since: null, uuids: ['g2'] },
+          ],
+          at,
+        },
+      },
     ]);
   });
 
