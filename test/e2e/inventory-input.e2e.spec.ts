@@ -237,8 +237,9 @@ describe('inventory report input over HTTP', () => {
         expect([a.status, b.status].sort()).toEqual([200, 409]);
         const refused = a.status === 409 ? a : b;
         expect(refused.body.error.code).toBe('gpu_uuid_conflict');
-        // One node registered, holding the card; the refused report appended nothing.
-        expect(await eventCount()).toBe(before + 1);
+        // One node registered, holding the card, after its claim on the cluster's claims
+        // stream (gpu-claims.ts); the refused report appended nothing.
+        expect(await eventCount()).toBe(before + 2);
       }
     });
 

@@ -118,11 +118,49 @@ export class IdempotencyMismatchError extends DomainError {
   }
 }
 
+/**
+ * Fencing of the leader's periodic work: each leader records its lease term here (one
+ * `LeadershipTaken.v1` with `data.epoch`) before its loops append, and an append whose events
+ * carry `metadata.leaderEpoch` older than the newest epoch recorded is refused with
+ * StaleLeaderError in the append's own transaction, so a leader that lost the lease cannot
+ * write late, whatever the clocks and pauses (PostgreSQL and SQLite; KurrentDB does not check).
+ */
+export const LEADERSHIP_STREAM = 'leadership-terms';
+export const LEADERSHIP_TAKEN = 'LeadershipTaken.v1';
+
+/** The lease term an append is written in (its events' `metadata.leaderEpoch`), if any. */
+export const fencingEpoch = (events: readonly NewEvent[]): number | undefined => {
+  let epoch: number | undefined;
+  for (const e of events) {
+    const own = e.metadata.leaderEpoch;
+    if (own !== undefined && (epoch === undefined || own > epoch)) epoch = own;
+  }
+  return epoch;
+};
+
+/** An append of a lease term older than the newest recorded: a stale leader's late write. */
+export class StaleLeaderError extends DomainError {
+  constructor(
+    readonly streamId: string,
+    readonly epoch: number,
+    readonly newest: number | null,
+  ) {
+    super(
+      'stale_leader',
+      `stream ${streamId}: written in lease term ${epoch}, but term ${newest ?? 'newer'} leads`,
+      'conflict',
+      { streamId, epoch, newest },
+    );
+  }
+}
+
 export interface EventStore {
   /**
    * Appends atomically. Refuses with ConcurrencyConflictError (appending nothing) when the
    * stream is not at `expected`. Re-appending event ids that are all stored already in this
    * stream is a no-op that resolves with `appended: false`, whatever `expected` says.
+   * Events carrying a `leaderEpoch` older than the newest in LEADERSHIP_STREAM are refused
+   * with StaleLeaderError (appending nothing) by the stores that fence (see LEADERSHIP_STREAM).
    */
   append(
     streamId: string,

@@ -6,6 +6,8 @@ import {
   IdempotencyMismatchError,
   LogPosition,
   NewEvent,
+  StaleLeaderError,
+  fencingEpoch,
 } from './port';
 
 const STORE = 'event store (PostgreSQL)';
@@ -25,6 +27,8 @@ type EncodedEvent = [string, string, string, string];
 type PendingAppend = {
   readonly streamId: string;
   readonly expected: ExpectedRevision;
+  /** The lease term its events were written in (`leaderEpoch`), or -1. */
+  readonly epoch: number;
   readonly events: readonly EncodedEvent[];
   readonly resolve: (result: AppendResult) => void;
   readonly reject: (error: unknown) => void;
@@ -86,6 +90,25 @@ const batchValues = (batch: readonly PendingAppend[]): unknown[] => {
   return [streams, expected, prev, counts, owner, ids, types, data, metadata];
 };
 
+/** A batch where an append carries a lease term goes through the fenced function (fencing.ts). */
+const batchQuery = (
+  batch: readonly PendingAppend[],
+): { name: string; text: string; values: unknown[] } => {
+  const values = batchValues(batch);
+  if (!batch.some((p) => p.epoch >= 0)) {
+    return {
+      name: 'events_append_batch',
+      text: 'SELECT * FROM events_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      values,
+    };
+  }
+  return {
+    name: 'events_append_fenced',
+    text: 'SELECT * FROM events_append_fenced($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+    values: [batch.map((p) => p.epoch), ...values],
+  };
+};
+
 type Outcome = [number, number | null, LogPosition | null];
 
 /**
@@ -125,8 +148,9 @@ export class PostgresGroupCommit {
     } catch (error) {
       return Promise.reject(error);
     }
+    const epoch = fencingEpoch(events) ?? -1;
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ streamId, expected, events: encoded, resolve, reject });
+      this.queue.push({ streamId, expected, epoch, events: encoded, resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -186,12 +210,7 @@ export class PostgresGroupCommit {
   private async flush(batch: readonly PendingAppend[]): Promise<void> {
     let rows: Outcome[];
     try {
-      rows = await this.query<Outcome>({
-        name: 'events_append_batch',
-        text: 'SELECT * FROM events_append_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-        values: batchValues(batch),
-        rowMode: 'array',
-      });
+      rows = await this.query<Outcome>({ ...batchQuery(batch), rowMode: 'array' });
     } catch (error) {
       // Nothing of the batch committed (or, when the connection died at COMMIT, perhaps all of
       // it): every append fails, and a retry with the same ids is a no-op if it did commit.
@@ -221,6 +240,8 @@ export class PostgresGroupCommit {
         p.reject(new ConcurrencyConflictError(p.streamId, p.expected, revision));
       } else if (status === 3) {
         p.reject(new IdempotencyMismatchError(p.streamId));
+      } else if (status === 4) {
+        p.reject(new StaleLeaderError(p.streamId, p.epoch, revision));
       } else {
         p.reject(new Error(`${STORE}: unexpected batch outcome ${JSON.stringify(row)}`));
       }

@@ -1,4 +1,5 @@
 import { PoolClient } from 'pg';
+import { fencingMigration } from './postgres-fencing';
 
 /**
  * Advisory lock keys (one namespace per database). APPEND_LOCK is held by every transaction that
@@ -15,7 +16,8 @@ export type Migration = { readonly version: number; readonly name: string; reado
 
 /**
  * The schema, one migration per change, applied in order and never edited once released (a change
- * is a new migration). Version 1: the events table, its guards and the batch append function.
+ * is a new migration). Version 1: the events table, its guards and the batch append function;
+ * version 2: the fenced batch append (postgres-fencing.ts).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -198,6 +200,7 @@ BEGIN
 END $$;
 `,
   },
+  fencingMigration(APPEND_LOCK),
 ];
 
 /** The versions recorded in this database. */

@@ -5,12 +5,15 @@ import {
   EventStore,
   ExpectedRevision,
   IdempotencyMismatchError,
+  LEADERSHIP_STREAM,
   LOG_START,
   LogPosition,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
+  StaleLeaderError,
   StoredEvent,
+  fencingEpoch,
 } from './port';
 import { Statements, openEventLog, toStoredEvents } from './sqlite-schema';
 import { StreamHeads } from './sqlite-stream-heads';
@@ -54,6 +57,8 @@ type EncodedEvent = [string, string, string, string];
 type PendingAppend = {
   readonly streamId: string;
   readonly expected: ExpectedRevision;
+  /** The lease term its events were written in (`leaderEpoch`), or -1. */
+  readonly epoch: number;
   readonly events: readonly EncodedEvent[];
   readonly resolve: (result: AppendResult) => void;
   readonly reject: (error: unknown) => void;
@@ -126,8 +131,9 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return Promise.reject(error);
     }
+    const epoch = fencingEpoch(events) ?? -1;
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ streamId, expected, events: encoded, resolve, reject });
+      this.queue.push({ streamId, expected, epoch, events: encoded, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // setImmediate, not a microtask: callers resumed by the previous flush append again
@@ -148,14 +154,18 @@ export class SqliteEventStore implements EventStore {
       this.stmt.begin.run();
       // Read under the write lock: another connection's appends are counted in.
       const tail = { position: this.stmt.maxPosition.get() ?? LOG_START };
+      const fence = { newest: batch.some((p) => p.epoch >= 0) ? this.newestTerm() : 0 };
       for (let i = 0; i < batch.length; i++) {
         try {
+          this.refuseStaleLeader(batch[i], fence);
           const result = this.applyOne(batch[i], tail);
           if (result.appended) written += batch[i].events.length;
           outcomes[i] = { ok: true, result };
         } catch (error) {
           if (!(
-            error instanceof ConcurrencyConflictError || error instanceof IdempotencyMismatchError
+            error instanceof ConcurrencyConflictError ||
+            error instanceof IdempotencyMismatchError ||
+            error instanceof StaleLeaderError
           ))
             throw error;
           outcomes[i] = { ok: false, error };
@@ -184,6 +194,29 @@ export class SqliteEventStore implements EventStore {
       else batch[i].reject(o.error);
     }
     if (written > 0) this.notify();
+  }
+
+  /** The newest lease term recorded in the leadership stream (0: none), read in the flush. */
+  private newestTerm(): number {
+    const head = this.stmt.head.get(LEADERSHIP_STREAM);
+    if (!head) return 0;
+    const [last] = toStoredEvents(this.stmt.readStream.all(LEADERSHIP_STREAM, head[0], 1));
+    return Number((last?.data as { epoch?: unknown } | undefined)?.epoch ?? 0);
+  }
+
+  /**
+   * Fencing (port.ts, LEADERSHIP_STREAM): an append of a term older than the newest recorded is
+   * refused; a term recorded earlier in the batch fences the appends after it.
+   */
+  private refuseStaleLeader(p: PendingAppend, fence: { newest: number }): void {
+    if (p.epoch < 0) return;
+    if (p.epoch < fence.newest) {
+      // A replay of stored ids stays a no-op, as on PostgreSQL.
+      const head = this.stmt.head.get(p.streamId);
+      if (head && this.storedIds(p) === 'all') return;
+      throw new StaleLeaderError(p.streamId, p.epoch, fence.newest);
+    }
+    if (p.streamId === LEADERSHIP_STREAM) fence.newest = p.epoch;
   }
 
   /** Validates and writes one append inside the flush transaction; sees earlier appends of the batch. */

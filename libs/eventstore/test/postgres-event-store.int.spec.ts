@@ -326,8 +326,10 @@ describe('PostgresEventStore', () => {
         const check = new Client({ connectionString: fresh.url });
         await check.connect();
         try {
-          const { rows } = await check.query('SELECT version FROM schema_migrations');
-          expect(rows.map((r: { version: number }) => r.version)).toEqual([1]);
+          const { rows } = await check.query(
+            'SELECT version FROM schema_migrations ORDER BY version',
+          );
+          expect(rows.map((r: { version: number }) => r.version)).toEqual([1, 2]);
         } finally {
           await check.end();
         }

@@ -64,7 +64,8 @@ export type SharedMemoryLease = {
 
 /**
  * The embedded default: that mode is one process by design (SQLite's exclusive lock enforces
- * it), so there is nobody to elect: it leads from its start to its stop, in epoch 1, and never
+ * it), so there is nobody to elect: it leads from its start to its stop, in epoch 1 (or past the
+ * newest term its log recorded, `raiseFloor`), and never
  * steps down (an event loop stalled for seconds must not skip its periodic work). Given a
  * store shared with other contenders in the process (`shared`), it is elected by the same
  * rules as the Redis lease instead: how the election is specified without Redis.
@@ -72,6 +73,8 @@ export type SharedMemoryLease = {
 export class InProcessLeaderLease implements LeaderLease {
   private readonly loop: LeaseLoop | null;
   private leading = false;
+  /** Alone, its term: 1, unless the log recorded a later one (the data was led with Redis). */
+  private term = 1;
   private readonly listeners: Array<(change: LeadershipChange) => void> = [];
 
   constructor(shared?: SharedMemoryLease) {
@@ -82,7 +85,7 @@ export class InProcessLeaderLease implements LeaderLease {
     if (this.loop) return this.loop.start();
     if (this.leading) return;
     this.leading = true;
-    for (const listener of this.listeners) listener({ leader: true, epoch: 1 });
+    this.tell({ leader: true, epoch: this.term });
   }
 
   isLeader(): boolean {
@@ -91,7 +94,19 @@ export class InProcessLeaderLease implements LeaderLease {
 
   epoch(): number | null {
     if (this.loop) return this.loop.epoch();
-    return this.leading ? 1 : null;
+    return this.leading ? this.term : null;
+  }
+
+  raiseFloor(epoch: number): void {
+    if (this.loop) return this.loop.raiseFloor(epoch);
+    if (epoch < this.term) return;
+    if (this.leading) this.tell({ leader: false, epoch: this.term });
+    this.term = epoch + 1;
+    if (this.leading) this.tell({ leader: true, epoch: this.term });
+  }
+
+  private tell(change: LeadershipChange): void {
+    for (const listener of this.listeners) listener(change);
   }
 
   onChange(listener: (change: LeadershipChange) => void): void {
@@ -103,7 +118,7 @@ export class InProcessLeaderLease implements LeaderLease {
     if (this.loop) return this.loop.stop();
     if (!this.leading) return;
     this.leading = false;
-    for (const listener of this.listeners) listener({ leader: false, epoch: 1 });
+    this.tell({ leader: false, epoch: this.term });
   }
 
   /** As a SIGKILL: stops without giving the lease up (specs). */

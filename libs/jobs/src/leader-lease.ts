@@ -21,6 +21,11 @@ export interface LeaderLease {
   epoch(): number | null;
   /** Told of every term won and lost, in order. */
   onChange(listener: (change: LeadershipChange) => void): void;
+  /**
+   * A term at least this old is stale (the log recorded `epoch`: a store that lost its counter
+   * handed out an old one): ends this process's term if it is one, and the next is taken above.
+   */
+  raiseFloor(epoch: number): void;
   /** Stops taking part and gives the lease up if held, so another takes it at once. */
   stop(): Promise<void>;
 }

@@ -62,6 +62,11 @@ export class LeaseLoop implements LeaderLease {
     this.listeners.push(listener);
   }
 
+  raiseFloor(epoch: number): void {
+    this.highestEpoch = Math.max(this.highestEpoch, epoch);
+    if (this.term && this.term.epoch <= epoch) this.endTerm(this.term);
+  }
+
   async stop(): Promise<void> {
     if (!this.running) return;
     this.halt();

@@ -39,6 +39,22 @@ describe('InProcessLeaderLease alone (the embedded default)', () => {
     ]);
   });
 
+  it('leads past a term its log recorded (the data was led with Redis before), telling the change', async () => {
+    const lease = new InProcessLeaderLease();
+    const changes: unknown[] = [];
+    lease.onChange((change) => changes.push(change));
+    await lease.start();
+    lease.raiseFloor(7);
+    expect(lease.epoch()).toBe(8);
+    lease.raiseFloor(3); // older than its term: nothing changes
+    expect(lease.epoch()).toBe(8);
+    expect(changes).toEqual([
+      { leader: true, epoch: 1 },
+      { leader: false, epoch: 1 },
+      { leader: true, epoch: 8 },
+    ]);
+  });
+
   it('does not step down when its event loop stalls longer than any lease', async () => {
     jest.useFakeTimers();
     try {

@@ -16,6 +16,7 @@ import { CordonNodeHandler } from './cordon-node.handler';
 import { UncordonNodeHandler } from './uncordon-node.handler';
 import { LivenessSaga } from './liveness/liveness.saga';
 import { nodeCodec } from './node.events';
+import { gpuClaimsCodec } from './reporting/gpu-claims';
 import { NodeCommands } from './nodes.commands';
 import { NodesController } from './nodes.controller';
 import { AllocateOnNodeHandler } from './allocate-on-node.handler';
@@ -69,6 +70,7 @@ export class NodesModule implements OnModuleInit {
   onModuleInit(): void {
     this.registry.addProjection(nodesProjection);
     this.types.register(nodeCodec as unknown as EventCodec<Message>);
+    this.types.register(gpuClaimsCodec as unknown as EventCodec<Message>);
     this.registry.addReactor({ name: 'cluster-adoption', react: (e) => this.adoption.react(e) });
   }
 }

@@ -40,6 +40,12 @@ export interface HeartbeatStore {
    * these are the latest this process could know). Null for a node it has not recorded.
    */
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null>;
+  /**
+   * Optional, for a store shared by replicas (Redis): for each node, atomically, answers the
+   * stored observedAt where it is later than the beat's (a newer report was seen), else writes
+   * the beat and answers null (heartbeat-order.ts). Fails as `ping` does while out of reach.
+   */
+  claimOrder?(beats: readonly Beat[]): Promise<Array<number | null>>;
   /** Asks the store; an answer after an outage is its return (`restoredAt`). */
   ping(): Promise<void>;
   close(): Promise<void>;

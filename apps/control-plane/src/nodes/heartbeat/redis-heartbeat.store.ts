@@ -8,6 +8,7 @@ import {
 } from '../../platform/runtime/redis-unavailable';
 import type { Beat, Heartbeat, HeartbeatStore } from './heartbeat.store';
 import { Slot, laterObserved, readSlot, writeSlots } from './heartbeat-slots';
+import { CLAIM_ORDER_LUA, claimAnswers } from './heartbeat-order';
 
 /**
  * A node's stored `seenAt:observedAt` and this process's own record of it, the later of each
@@ -67,6 +68,7 @@ return 0
 /** The client with TOUCH_LUA defined on it (EVALSHA once the connection has loaded it). */
 type TouchingRedis = Redis & {
   touchHeartbeats(key: string, ...args: string[]): Promise<number>;
+  claimHeartbeatOrder(key: string, ...args: string[]): Promise<string[]>;
 };
 type TouchingPipeline = ChainableCommander & {
   touchHeartbeats(key: string, ...args: string[]): ChainableCommander;
@@ -145,6 +147,10 @@ export class RedisHeartbeatStore implements HeartbeatStore {
   constructor(url: string, prefix: string) {
     this.link = new RequestPathRedis(url, 'heartbeats', 'heartbeat store (Redis)');
     this.link.client.defineCommand('touchHeartbeats', { numberOfKeys: 1, lua: TOUCH_LUA });
+    this.link.client.defineCommand('claimHeartbeatOrder', {
+      numberOfKeys: 1,
+      lua: CLAIM_ORDER_LUA,
+    });
     this.redis = this.link.client as TouchingRedis;
     this.key = `${prefix}:heartbeats`;
     this.redis.on('close', () => (this.lost = true));
@@ -333,6 +339,23 @@ export class RedisHeartbeatStore implements HeartbeatStore {
 
   recordedHere(nodeIds: readonly string[]): Array<Heartbeat | null> {
     return nodeIds.map((id) => readSlot(this.recorded, id));
+  }
+
+  /** heartbeat-order.ts: one round trip, in place of the changing report's `ping`. */
+  async claimOrder(beats: readonly Beat[]): Promise<Array<number | null>> {
+    await this.link.connected();
+    const args: string[] = [];
+    for (const b of beats) args.push(b.nodeId, String(b.seenAt), String(b.observedAt ?? ''));
+    const answers = await this.link
+      .bounded(this.redis.claimHeartbeatOrder(this.key, ...args))
+      .catch(this.unavailable);
+    if (this.lost) this.answered();
+    const later = claimAnswers(answers);
+    writeSlots(
+      this.recorded,
+      beats.filter((_, i) => later[i] === null),
+    );
+    return later;
   }
 
   async ping(): Promise<void> {

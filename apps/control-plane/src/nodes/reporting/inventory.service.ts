@@ -23,6 +23,7 @@ import { NodeRef, nodeAggregate } from '../node.aggregate';
 import { NodeEvent, NodeState, nodeStreamId } from '../node.events';
 import { NODES, NodeDoc } from '../nodes.projection';
 import { NODES_PROJECTION } from '../nodes.commands';
+import { claimCards } from './card-claims';
 import { NodeRefs } from './node-refs';
 import { Sightings } from './sightings';
 
@@ -62,11 +63,12 @@ type Pass = {
   readonly refs: readonly NodeRef[];
   readonly nodeIds: readonly string[];
   readonly streamIds: readonly string[];
-  readonly commands: readonly NodeCommand[];
+  /** Redecided where another replica recorded a later observedAt (`claimOrder`). */
+  readonly commands: NodeCommand[];
   readonly ctx: CommandContext;
   /** The nodes' heartbeats as read, and their newest observedAt (ISO). */
   readonly beats: ReadonlyArray<Heartbeat | null>;
-  readonly newest: ReadonlyArray<string | null>;
+  readonly newest: Array<string | null>;
   /** The no-op result per node where the fast path decided it, else undefined. */
   readonly noops: ReadonlyArray<CommandResult<NodeEvent, NodeState> | undefined>;
   readonly results: ReportedNode[];
@@ -211,15 +213,47 @@ export class InventoryService {
    * of reach it is refused, 503, with nothing appended); then its changing nodes take the
    * pipeline. The card check reads the Nodes read model, so the next claiming report of the
    * cluster waits until this one's cards show there: two concurrent reports cannot both take
-   * one uuid for two nodes (in this process; the check stays a read for other replicas).
+   * one uuid for two nodes (in this process; across replicas the claims stream decides).
    */
   private async apply(pass: Pass): Promise<void> {
-    const reachable = this.sightings.reachable();
-    if (isLater(reachable)) await reachable;
+    await this.claimOrder(pass);
     if (!mayClaimCards(pass.reports, pass.noops)) return this.handleChanges(pass);
     await this.claiming.run(pass.clusterId, async () => {
       await this.handleChanges(pass);
       await this.runner.settle(pass.lastPosition, [NODES_PROJECTION]);
+    });
+  }
+
+  /**
+   * Across replicas, the changing nodes reported with an observedAt take their place in their
+   * node's order in the heartbeat store (heartbeat-order.ts) before anything is appended: a node
+   * another replica saw a later report of is decided again against that newest observedAt (so
+   * an older report changes nothing), whatever this replica read before. Also what refuses the
+   * report (503, nothing appended) while the store is out of reach.
+   */
+  private async claimOrder(pass: Pass): Promise<void> {
+    const claimed: number[] = [];
+    const seenAt = pass.ctx.now.getTime();
+    const beats: Beat[] = [];
+    for (let i = 0; i < pass.reports.length; i++) {
+      const observedAt = pass.reports[i].observedAt;
+      if (pass.noops[i] !== undefined || observedAt === null) continue;
+      claimed.push(i);
+      beats.push({ nodeId: pass.nodeIds[i], seenAt, observedAt: Date.parse(observedAt) });
+    }
+    const made = this.sightings.claimOrder(beats);
+    const later = isLater(made) ? await made : made;
+    if (later === undefined) return;
+    claimed.forEach((i, k) => {
+      const newest = later[k];
+      if (newest === null) return;
+      pass.newest[i] = toIso(newest);
+      const command = pass.commands[i];
+      if (command.type === 'ReportNode')
+        pass.commands[i] = {
+          ...command,
+          data: { ...command.data, newestObservedAt: pass.newest[i] },
+        };
     });
   }
 
@@ -283,7 +317,7 @@ export class InventoryService {
    * session still holds it where it was (held by a session, a card is held by its node until
    * the session ends, whatever the node lists). Reports
    * that may claim cards run one at a time per cluster, each until the read model shows its
-   * cards (`report`); across replicas of the control plane the check remains a read.
+   * cards (`report`); across replicas, the cluster's claims stream decides (card-claims.ts).
    */
   private async refuseCardsHeldElsewhere(
     { clusterId, reports, refs, ctx }: Pick<Pass, 'clusterId' | 'reports' | 'refs' | 'ctx'>,
@@ -295,9 +329,10 @@ export class InventoryService {
     for (let i = 0; i < reports.length; i++)
       if (noops[i] === undefined && reports[i].gpus.length > 0) changing.push(i);
     if (changing.length === 0) return;
-    const states = await Promise.all(
-      changing.map(async (i) => (await this.pipeline.load(nodeAggregate, refs[i].streamId)).state),
+    const loaded = await Promise.all(
+      changing.map((i) => this.pipeline.load(nodeAggregate, refs[i].streamId)),
     );
+    const states = loaded.map((l) => l.state);
     /** uuid → the report's node taking it (the controller made each uuid one node's). */
     const claims = new Map<string, number>();
     changing.forEach((i, c) => {
@@ -350,5 +385,14 @@ export class InventoryService {
         }
       }
     }
+    // Across replicas the read above can miss a report in flight: the claims stream decides.
+    const revisionOf = new Map(changing.map((i, c) => [i, loaded[c].revision]));
+    const byUuid = new Map(
+      [...claims].map(([uuid, i]) => [
+        uuid,
+        { nodeId: refs[i].nodeId, hostname: reports[i].hostname, since: revisionOf.get(i) ?? null },
+      ]),
+    );
+    await claimCards(this.pipeline, { clusterId, claims: byUuid, stillHeld, ctx });
   }
 }

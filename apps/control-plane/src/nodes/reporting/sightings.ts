@@ -44,10 +44,15 @@ export class Sightings {
   /**
    * Before a report's changes are appended: a store out of process answers first (one round
    * trip, on the rare changing report), so while it is out of reach the report is refused with
-   * nothing appended.
+   * nothing appended. In that round trip, a store shared by replicas orders the changing nodes
+   * reported with an observedAt (`claims`, heartbeat-order.ts): the answer holds, per claim, the
+   * later observedAt another replica recorded for the node (the report is out of order), else
+   * null. In process (the embedded store) reports of a node are serialised already: no claim.
    */
-  reachable(): Made<void> {
-    return this.store.touchNow ? undefined : this.store.ping();
+  claimOrder(claims: readonly Beat[]): Made<ReadonlyArray<number | null> | undefined> {
+    if (this.store.touchNow) return undefined;
+    if (claims.length > 0 && this.store.claimOrder) return this.store.claimOrder(claims);
+    return this.store.ping().then(() => undefined);
   }
 
   /** A report's sightings: written at once in process, handed over, or awaited. */

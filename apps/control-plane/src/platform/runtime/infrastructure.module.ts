@@ -12,6 +12,7 @@ import { createEventStore } from '@fleet/eventstore';
 import { SharedReadsEventStore } from '@fleet/eventstore/shared-reads';
 import { createDelayedJobs } from '@fleet/jobs';
 import { InProcessLeaderLease } from '@fleet/jobs/in-process-leader-lease';
+import type { LeaderLease } from '@fleet/jobs/leader-lease';
 import { RedisLeaderLease } from '@fleet/jobs/redis-leader-lease';
 import { systemClock } from '@fleet/kernel';
 import { createReadModelStore } from '@fleet/readmodels';
@@ -86,7 +87,12 @@ export class InfrastructureModule {
         { provide: CONFIG, useValue: config },
         { provide: CLOCK, useValue: systemClock },
         ...storeProviders(config),
-        Leadership,
+        {
+          provide: Leadership,
+          inject: [LEADER_LEASE, CommandPipeline],
+          useFactory: (lease: LeaderLease, pipeline: CommandPipeline) =>
+            new Leadership(lease, pipeline, config.eventstoreUrl !== undefined),
+        },
         {
           provide: CommandPipeline,
           inject: [EVENT_STORE],

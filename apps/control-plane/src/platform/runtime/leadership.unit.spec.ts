@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { CheckpointStore, SubscriptionRunner } from '@fleet/cqrs';
-import { EventStore, asLogPosition } from '@fleet/eventstore/port';
+import { CheckpointStore, CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { EventStore, StaleLeaderError, asLogPosition } from '@fleet/eventstore/port';
 import { InProcessLeaderLease } from '@fleet/jobs/in-process-leader-lease';
 import { LeaderLease, LeadershipChange } from '@fleet/jobs/leader-lease';
 import { DelayedJobs } from '@fleet/jobs/port';
@@ -27,14 +27,34 @@ class ManualLease implements LeaderLease {
   onChange(listener: (change: LeadershipChange) => void): void {
     this.listeners.push(listener);
   }
+  floor = 0;
+  raiseFloor(epoch: number): void {
+    this.floor = Math.max(this.floor, epoch);
+    if (this.leading !== null && this.leading <= epoch) this.leading = null;
+  }
   async stop(): Promise<void> {
     this.stopped = true;
     this.leading = null;
   }
 }
 
+/** The log's leadership stream as the pipeline decides on it: terms recorded, older refused. */
+class TermLog {
+  newest = 0;
+  recorded: number[] = [];
+  readonly pipeline = {
+    handle: async (_aggregate: unknown, stream: string, command: { data: { epoch: number } }) => {
+      const { epoch } = command.data;
+      if (epoch < this.newest) throw new StaleLeaderError(stream, epoch, this.newest);
+      if (epoch > this.newest) this.recorded.push(epoch);
+      this.newest = Math.max(this.newest, epoch);
+      return {};
+    },
+  } as unknown as CommandPipeline;
+}
+
 const closes = { close: async () => undefined };
-const runtimeOn = (lease: LeaderLease): Runtime =>
+const runtimeOn = (lease: LeaderLease, log = new TermLog()): Runtime =>
   new Runtime(
     { headPosition: async () => asLogPosition(0), ...closes } as unknown as EventStore,
     closes as unknown as ReadModelStore,
@@ -48,7 +68,7 @@ const runtimeOn = (lease: LeaderLease): Runtime =>
       caughtUp: async () => undefined,
     } as unknown as SubscriptionRunner,
     { projections: [], reactors: [] } as unknown as SubscriptionsRegistry,
-    new Leadership(lease),
+    new Leadership(lease, log.pipeline),
   );
 
 describe('periodic work under the lease', () => {
@@ -75,6 +95,34 @@ describe('periodic work under the lease', () => {
     await jest.advanceTimersByTimeAsync(3000);
     expect(terms).toHaveLength(2);
     expect(runtime.periodicRunCounts().get('repair')).toBe(2);
+  });
+
+  it('records each term in the log before its first period runs', async () => {
+    const lease = new ManualLease();
+    const log = new TermLog();
+    const runtime = runtimeOn(lease, log);
+    runtime.every('repair', 1000, async () => undefined);
+    await runtime.onApplicationBootstrap();
+    lease.leading = 2;
+    await jest.advanceTimersByTimeAsync(2000);
+    lease.leading = 5;
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(log.recorded).toEqual([2, 5]);
+  });
+
+  it('runs nothing in a term older than one the log recorded, and steps down above it', async () => {
+    const lease = new ManualLease();
+    const log = new TermLog();
+    log.newest = 9; // another replica led in term 9; this one's Redis handed out 3
+    const runtime = runtimeOn(lease, log);
+    let runs = 0;
+    runtime.every('repair', 1000, async () => void runs++);
+    await runtime.onApplicationBootstrap();
+    lease.leading = 3;
+    await jest.advanceTimersByTimeAsync(3000);
+    expect(runs).toBe(0);
+    expect(lease.floor).toBe(9);
+    expect(lease.leading).toBeNull();
   });
 
   it('stops periodic work, then resigns, on shutdown', async () => {

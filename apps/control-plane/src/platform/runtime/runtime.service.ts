@@ -102,6 +102,8 @@ export class Runtime implements OnApplicationBootstrap, OnApplicationShutdown {
   ): Promise<void> {
     const epoch = this.leadership.epoch();
     if (epoch === null) return;
+    // Fencing: the term is in the log before its work appends (leadership.service.ts).
+    if (!(await this.leadership.termRecorded(epoch))) return;
     this.periodicRuns.set(name, (this.periodicRuns.get(name) ?? 0) + 1);
     await hook({ epoch }).catch((e: unknown) =>
       this.logger.warn(`periodic ${name} failed: ${String(e)}`),
