@@ -1,5 +1,5 @@
 import { Workflow, assertNever } from '@fleet/kernel';
-import { OperationCommand, OperationState, isFinished } from './operation.decider';
+import { OperationCommand, OperationState, isFinished, stepOf } from './operation.decider';
 import {
   POLL_MS,
   Running,
@@ -40,6 +40,16 @@ export type Member = NodeRef & {
   readonly capacity: { readonly cpu: number; readonly memoryGiB: number };
 };
 
+/** A node of a cluster being deleted, as the Nodes read model shows it (deleted ones are gone). */
+export type ClusterNode = NodeRef & {
+  readonly poolId: string | null;
+  readonly online: boolean;
+  readonly sessions: number;
+};
+
+/** What a cluster operation asks the provisioner for (OperationSnapshot.asked: `cluster <action>`). */
+export type ClusterAction = 'create' | 'upgrade' | 'repair' | 'delete';
+
 /** A chosen node as its stream says now: `gone` once deleted (or never seen). */
 export type ChosenNode = {
   readonly status: 'online' | 'offline' | 'gone';
@@ -67,8 +77,11 @@ export type OperationSnapshot = {
   readonly nodes: Readonly<Record<string, ChosenNode>>;
   /** Each recorded drain's status in the Drains read model (absent: not there yet). */
   readonly drains: Readonly<Record<string, string>>;
-  /** Provisioner requests made by this process: `removal <key>`, `create <hostname>`. */
+  /** Provisioner requests made by this process: `removal <key>`, `create <hostname>`, `cluster <action>`. */
   readonly asked: ReadonlySet<string>;
+  /** A cluster's deletion: its nodes and its pools not deleted yet (null when not read). */
+  readonly clusterNodes: readonly ClusterNode[] | null;
+  readonly clusterPools: readonly string[] | null;
 };
 
 type Of<T extends OperationCommand['type']> = Extract<OperationCommand, { type: T }>;
@@ -90,6 +103,11 @@ export type OperationOutput =
   /** Through the node command path (refused while it holds sessions: looked at again). */
   | { type: 'DeleteNode'; data: { nodeId: string; at: string } }
   | { type: 'MarkPoolDeleted'; data: { at: string } }
+  /** The provisioner asked to carry the cluster's lifecycle (once per process: idempotent). */
+  | { type: 'AskProvisioner'; data: { action: ClusterAction } }
+  /** A cluster's deletion: its pools marked deleted, then the cluster `deleted`. */
+  | { type: 'MarkClusterPoolsDeleted'; data: { poolIds: string[]; at: string } }
+  | { type: 'MarkClusterDeleted'; data: { at: string } }
   | { type: 'ChangePoolSpec'; data: Shape & { at: string } }
   | { type: 'AddPoolToCluster'; data: { clusterId: string; poolId: string; at: string } }
   | { type: 'EndPoolOperation'; data: { operationId: string; at: string } }
@@ -144,9 +162,55 @@ const followCluster = (op: Running, s: OperationSnapshot): Out => {
   return [...outputs, again(CLUSTER_POLL_MS)];
 };
 
+const ACTIONS: Partial<Record<Running['operationType'], ClusterAction>> = {
+  create_cluster: 'create',
+  upgrade_cluster: 'upgrade',
+  repair_cluster: 'repair',
+  delete_cluster: 'delete',
+};
+
+/** Asks the provisioner once per process (again after a restart), then follows the lifecycle. */
+const clusterStep = (op: Running, s: OperationSnapshot, at: string): Out => {
+  if (s.clusterHistory === null) return [again(CLUSTER_POLL_MS)]; // the read model catches up
+  if (op.operationType === 'delete_cluster') return deleteCluster(op, s, at);
+  const action = ACTIONS[op.operationType];
+  if (action && !s.asked.has(`cluster ${action}`))
+    return [{ type: 'AskProvisioner', data: { action } }, again(0)];
+  return followCluster(op, s);
+};
+
+/**
+ * A cluster's deletion (it is `deleting` already): the provisioner takes every node down,
+ * each is deleted once offline and empty, then its pools are marked deleted and it ends
+ * `deleted`. Each output is idempotent, so a run repeated after a crash changes nothing.
+ */
+const deleteCluster = (op: Running, s: OperationSnapshot, at: string): Out => {
+  if (s.clusterNodes === null || s.clusterPools === null) return [again(CLUSTER_POLL_MS)];
+  const removing = stepOf(op, 'remove_nodes');
+  if (!removing) return [...start(op, 'remove_nodes', at), again(0)];
+  if (removing.status === 'running') {
+    if (!s.asked.has('cluster delete'))
+      return [{ type: 'AskProvisioner', data: { action: 'delete' } }, again(0)];
+    if (s.clusterNodes.length === 0)
+      return [complete('remove_nodes', 'every node removed', at), again(0)];
+    const gone = s.clusterNodes.filter((n) => !n.online && n.sessions === 0);
+    const left = s.clusterNodes.length - gone.length;
+    const deletes: Out = gone.map((n) => ({ type: 'DeleteNode', data: { nodeId: n.nodeId, at } }));
+    return [...deletes, again(left > 0 ? POLL_MS : 0)];
+  }
+  const poolIds = [...s.clusterPools];
+  return [
+    ...start(op, 'delete_pools', at),
+    { type: 'MarkClusterPoolsDeleted', data: { poolIds, at } },
+    complete('delete_pools', `${poolIds.length} pool(s) deleted`, at),
+    { type: 'MarkClusterDeleted', data: { at } },
+    succeed(at),
+  ];
+};
+
 /** The next thing a step does; each step re-reads the operation, so one move per step suffices. */
 const step = (op: Running, s: OperationSnapshot, at: string): Out => {
-  if (op.poolId === null) return followCluster(op, s);
+  if (op.poolId === null) return clusterStep(op, s, at);
   if (!s.poolSeen) return [again(POLL_MS)]; // the pool's read model is catching up
   return poolOperationStep(op, s, at);
 };
@@ -208,5 +272,7 @@ export const operationWorkflow: Workflow<OperationInput, OperationOutput, Operat
     nodes: {},
     drains: {},
     asked: new Set(),
+    clusterNodes: null,
+    clusterPools: null,
   }),
 };

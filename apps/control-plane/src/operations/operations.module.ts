@@ -13,6 +13,7 @@ import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
+import { ClusterOperationsService } from './cluster-operations.service';
 import { ResizeNodePoolHandler } from './resize-node-pool.handler';
 import { ScaleNodePoolHandler } from './scale-node-pool.handler';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
@@ -21,7 +22,8 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
   imports: [ProvisionerModule],
   controllers: [OperationsController],
   providers: [
-    ...[OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
+    ...[OperationsSaga, OperationsService, ClusterOperationsService, AutoscalerService],
+    OpenClusterOperationHandler,
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
   ],
