@@ -171,6 +171,29 @@ describe('clusters over HTTP', () => {
     });
   });
 
+  it('takes the endpoint and CA an HTTP provisioner reports on → running', async () => {
+    const id = (await create({ ...valid, name: 'reported' })).body.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping']) await move(id, to).expect(200);
+    const post = (body: object) =>
+      request(t.url).post(`/v1/clusters/${id}/transitions`).set(admin).send(body);
+    const caCertificate = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const apiEndpoint = 'https://api.prod.example:6443';
+    for (const [body, field] of [
+      [{ to: 'running', apiEndpoint: 'http://api.prod.example' }, 'apiEndpoint'],
+      [{ to: 'running', caCertificate: 'not a pem' }, 'caCertificate'],
+    ] as const) {
+      const bad = await post(body);
+      expect([bad.status, bad.body.error.details.fields[0].field]).toEqual([400, field]);
+    }
+    const ran = await post({ to: 'running', apiEndpoint, caCertificate });
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ status: 'running', apiEndpoint, caCertificate });
+    await move(id, 'degraded').expect(200);
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.apiEndpoint).toBe(
+      apiEndpoint,
+    );
+  });
+
   it('refuses an invalid transition with 409 invalid_transition and changes nothing', async () => {
     const id = (await create({ ...valid, name: 'other' })).body.clusterId as string;
     const res = await move(id, 'running');
