@@ -84,7 +84,12 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
       'requested',
       'provisioning',
       'bootstrapping',
+      'await_nodes',
     ]);
+    expect(op.steps.at(-1)).toMatchObject({
+      status: 'succeeded',
+      detail: '3 node(s) registered in their pools',
+    });
     const view = await cluster(made.clusterId);
     expect(view).toMatchObject({
       status: 'running',

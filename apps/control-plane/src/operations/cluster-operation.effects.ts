@@ -44,7 +44,12 @@ export class ClusterOperationEffects {
     const { readModels } = this.deps;
     const cluster = await readModels.get<ClusterDoc & Doc>(CLUSTERS, op.clusterId);
     const asked = this.asked.get(op.operationId) ?? new Set<string>();
-    const seen = { ...bare, clusterHistory: cluster ? cluster.history : null, asked };
+    const seen = {
+      ...bare,
+      clusterHistory: cluster ? cluster.history : null,
+      asked,
+      registered: await this.registered(op),
+    };
     if (op.operationType !== 'delete_cluster') return seen;
     const filter = { clusterId: op.clusterId };
     const nodes = await findAll<NodeDoc & Doc>(readModels, NODES, filter);
@@ -63,6 +68,19 @@ export class ClusterOperationEffects {
       })),
       clusterPools: pools.map((p) => p.poolId),
     };
+  }
+
+  /** Which of the hostnames a create asked for registered in their pools. */
+  private async registered(op: Running): Promise<ReadonlySet<string>> {
+    const plans = op.clusterPools ?? [];
+    const hostnames = plans.flatMap((p) => p.hostnames);
+    if (hostnames.length === 0) return new Set();
+    const nodes = await findAll<NodeDoc & Doc>(this.deps.readModels, NODES, {
+      clusterId: op.clusterId,
+      hostname: { $in: hostnames },
+    });
+    const poolOf = new Map(plans.flatMap((p) => p.hostnames.map((h) => [h, p.poolId] as const)));
+    return new Set(nodes.filter((n) => n.poolId === poolOf.get(n.hostname)).map((n) => n.hostname));
   }
 
   forget(operationId: string): void {

@@ -84,6 +84,34 @@ describe('the operation workflow, cluster operations', () => {
     });
   });
 
+  describe('a create with pools', () => {
+    const create = requested('create_cluster', {
+      poolId: null,
+      clusterPools: [
+        { poolId: 'p1', hostnames: ['a-1', 'a-2'] },
+        { poolId: 'p2', hostnames: ['b-1'] },
+      ],
+    });
+    const ran = [move('bootstrapping', 'running', 2)];
+    const asked = new Set(['cluster create']);
+
+    it('waits once running until every node it asked for registered in its pool', () => {
+      given([create], { clusterHistory: ran, asked, registered: new Set(['a-1', 'b-1']) })
+        .when(stepDue)
+        .then([start('await_nodes', minute(2)), again(250)]);
+    });
+
+    it('then succeeds', () => {
+      given([create, started('await_nodes')], {
+        clusterHistory: ran,
+        asked,
+        registered: new Set(['a-1', 'a-2', 'b-1']),
+      })
+        .when(stepDue)
+        .then([complete('await_nodes', '3 node(s) registered in their pools'), succeed()]);
+    });
+  });
+
   describe('delete', () => {
     const del = cluster('delete_cluster');
     const history = [move('running', 'deleting', 0)];

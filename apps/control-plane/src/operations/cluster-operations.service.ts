@@ -4,7 +4,13 @@ import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
 import { armWithin } from '@fleet/jobs/port';
 import { CommandContext, uuidFrom } from '@fleet/kernel';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { ClusterPoolSpec, DeleteCluster, OpenClusterOperation } from '../clusters';
+import {
+  CLUSTERS,
+  ClusterDoc,
+  ClusterPoolSpec,
+  DeleteCluster,
+  OpenClusterOperation,
+} from '../clusters';
 import { Config } from '../config/config';
 import { NODES, NodeDoc } from '../nodes';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
@@ -115,8 +121,13 @@ export class ClusterOperationsService {
     return plans;
   }
 
-  /** A repair makes what the cluster's create asked for and is missing. */
+  /**
+   * A repair of a cluster that never ran makes what its create asked for and is missing. Once
+   * it ran, a repair makes no nodes: the pools may have been scaled since.
+   */
   private async createdPools(clusterId: string): Promise<OperationTarget['clusterPools']> {
+    const cluster = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+    if (!cluster || cluster.history.some((h) => h.to === 'running')) return [];
     const page = await this.readModels.find<OperationDoc & Doc>(
       OPERATIONS,
       { clusterId, operationType: 'create_cluster' },

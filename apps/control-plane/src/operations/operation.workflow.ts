@@ -124,7 +124,7 @@ type Out = OperationOutput[];
  * through (provisioning, bootstrapping, upgrading, …), success once it is running, failure
  * once it failed (unless repairing a failed cluster, which starts there).
  */
-const followCluster = (op: Running, s: OperationSnapshot): Out => {
+const followCluster = (op: Running, s: OperationSnapshot, at: string): Out => {
   if (s.clusterHistory === null) return [again(CLUSTER_POLL_MS)];
   const since = Date.parse(op.requestedAt);
   const moves = s.clusterHistory.filter((h) => Date.parse(h.at) >= since);
@@ -143,7 +143,7 @@ const followCluster = (op: Running, s: OperationSnapshot): Out => {
   for (const move of moves) {
     if (move.to === 'running') {
       close(move.at);
-      return [...outputs, succeed(move.at)];
+      return [...outputs, ...awaitNodes(op, s, move.at, at)];
     }
     if (move.to === 'failed' || (move.to === 'deleting' && !repairing)) {
       if (repairing && move.to === 'failed') continue; // a repair waits for a retry to succeed
@@ -176,7 +176,21 @@ const clusterStep = (op: Running, s: OperationSnapshot, at: string): Out => {
   const action = ACTIONS[op.operationType];
   if (action && !s.asked.has(`cluster ${action}`))
     return [{ type: 'AskProvisioner', data: { action } }, again(0)];
-  return followCluster(op, s);
+  return followCluster(op, s, at);
+};
+
+/**
+ * Running: a create (or the repair of a create that failed) with pools ends once every node
+ * it asked for registered in its pool; without pools, at the move to running.
+ */
+const awaitNodes = (op: Running, s: OperationSnapshot, ranAt: string, at: string): Out => {
+  const hostnames = (op.clusterPools ?? []).flatMap((p) => p.hostnames);
+  if (hostnames.length === 0) return [succeed(ranAt)];
+  const registered = hostnames.filter((h) => s.registered.has(h)).length;
+  const started = start(op, 'await_nodes', ranAt);
+  if (registered < hostnames.length) return [...started, again(POLL_MS)];
+  const detail = `${registered} node(s) registered in their pools`;
+  return [...started, complete('await_nodes', detail, at), succeed(at)];
 };
 
 /**

@@ -7,7 +7,7 @@ export type SimulatedMove = {
   readonly from: ClusterStatus;
   readonly to: ClusterStatus;
   readonly reason: string | null;
-  /** Reaching running from bootstrapping: the pools' nodes are made first, the endpoint given. */
+  /** Reaching running from bootstrapping: the endpoint and CA are reported (the nodes follow). */
   readonly bootstraps: boolean;
 };
 

@@ -103,8 +103,9 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
 
   /**
    * Carries the cluster from where it stands to running, a step every third of
-   * SIM_PROVISION_SEC, through TransitionCluster as an HTTP provisioner's callbacks would.
-   * A request arriving while it runs adds nothing (asked again, it continues from the
+   * SIM_PROVISION_SEC, through TransitionCluster as an HTTP provisioner's callbacks would;
+   * once it runs, its pools' nodes report (after the move: pool changes need a running
+   * cluster, and the operation waits for them). A request arriving while it runs adds nothing (asked again, it continues from the
    * cluster's state: after a restart the operation asks again and this starts over).
    */
   private drive(clusterId: string, operationId: string, job: Drive): void {
@@ -125,24 +126,19 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
   private async carry(clusterId: string, operationId: string, job: Drive): Promise<void> {
     const stepMs = (this.config.simProvisionSec * 1000) / 3;
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, stepMs).unref());
       if (this.stopped) return;
       const { state } = await this.queries.execute(new GetClusterState(clusterId));
       if (state.status === 'absent') return;
+      // Running: its pools' nodes come up (again, after a restart: each report is idempotent).
+      if (state.status === 'running') return this.makeNodes(operationId, job.pools);
       // A failed or degraded cluster waits for a repair to ask.
       if ((state.status === 'failed' || state.status === 'degraded') && !job.repair) return;
-      const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
-      const failedBefore = doc?.history.some((h) => h.to === 'failed') ?? false;
-      const asked = this.failures.indexOf(state.status as SimulatedFailure);
-      const configured = failedBefore ? null : (this.config.simProvisionFail ?? null);
-      const failAt = asked >= 0 ? this.failures[asked] : configured;
-      const move = nextSimulatedMove(state, failAt);
+      const move = nextSimulatedMove(state, await this.failureAt(clusterId, state.status));
       if (!move) return;
-      if (move.to === 'failed' && asked >= 0) this.failures.splice(asked, 1);
-      if (move.bootstraps) {
-        for (const { pool, hostnames } of job.pools)
-          await this.createNodes({ operationId, pool, hostnames });
-      }
+      await new Promise((resolve) => setTimeout(resolve, stepMs).unref());
+      if (this.stopped) return;
+      const asked = this.failures.indexOf(move.from as SimulatedFailure);
+      if (move.to === 'failed' && asked >= 0) this.failures.splice(asked, 1); // taken once
       const endpoint = move.bootstraps
         ? {
             apiEndpoint: simulatedEndpoint(clusterId),
@@ -159,6 +155,20 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
       );
       if (to === 'failed') return;
     }
+  }
+
+  /** The step to fail here: one failNext asked for, else SIM_PROVISION_FAIL unless it failed once. */
+  private async failureAt(clusterId: string, status: string): Promise<SimulatedFailure | null> {
+    const asked = this.failures.find((f) => f === status);
+    if (asked) return asked;
+    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+    const failedBefore = doc?.history.some((h) => h.to === 'failed') ?? false;
+    return failedBefore ? null : (this.config.simProvisionFail ?? null);
+  }
+
+  private async makeNodes(operationId: string, pools: readonly ClusterPoolPlan[]) {
+    for (const { pool, hostnames } of pools)
+      await this.createNodes({ operationId, pool, hostnames });
   }
 
   async createNodes(request: CreateNodesRequest): Promise<void> {
