@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
-import { eventually, gpuNode, report } from '../support/reports';
+import { cpuNode, eventually, gpuNode, report } from '../support/reports';
 import { startProvisionerDouble } from '../support/provisioner-double';
 
 /**
@@ -192,6 +192,46 @@ describe('clusters over HTTP', () => {
     expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.apiEndpoint).toBe(
       apiEndpoint,
     );
+  });
+
+  it('deletes through the HTTP provisioner: deleting at once, asked again the running operation, deleted once its nodes are gone', async () => {
+    const id = (await create({ ...valid, name: 'leaving' })).body.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping', 'running']) await move(id, to).expect(200);
+    const operator = await t.auth('op-leaving', ['operator'], [id]);
+    const inventory = (ready: boolean) =>
+      request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send(report(id, [cpuNode('leaving-1', 8, 32, { kubeletReady: ready })]))
+        .expect(200);
+    await inventory(true);
+    const del = () => request(t.url).delete(`/v1/clusters/${id}`).set(admin);
+    const first = await del();
+    expect(first.status).toBe(202);
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.status).toBe(
+      'deleting',
+    );
+    const asked = await eventually(async () =>
+      provisioner.calls.find(
+        (c) => c.path === '/v1/cluster-requests/delete' && c.body.clusterId === id,
+      ),
+    );
+    expect(asked).toMatchObject({
+      key: `${first.body.operationId}:cluster-delete`,
+      body: { nodes: [expect.objectContaining({ hostname: 'leaving-1', poolId: null })] },
+    });
+    // The node still reports: the operation waits, and a second delete answers it.
+    const second = await del();
+    expect([second.status, second.body.operationId]).toEqual([202, first.body.operationId]);
+    await inventory(false); // the provisioner took it down
+    expect(await operation(first.body.operationId)).toMatchObject({
+      type: 'delete_cluster',
+      status: 'succeeded',
+    });
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.status).toBe('deleted');
+    const after = await del();
+    expect([after.status, after.body.error.code]).toEqual([409, 'invalid_transition']);
+    expect((await move(id, 'running')).status).toBe(409);
   });
 
   it('refuses an invalid transition with 409 invalid_transition and changes nothing', async () => {

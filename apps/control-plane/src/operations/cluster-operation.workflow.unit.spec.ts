@@ -84,6 +84,15 @@ describe('the operation workflow, cluster operations', () => {
     });
   });
 
+  it('a repair too ends failed once the cluster is being deleted', () => {
+    given([cluster('repair_cluster'), started('repair')], {
+      clusterHistory: [move('failed', 'deleting', 1)],
+      asked: new Set(['cluster repair']),
+    })
+      .when(stepDue)
+      .then([fail('cluster is being deleted', minute(1))]);
+  });
+
   describe('a create with pools', () => {
     const create = requested('create_cluster', {
       poolId: null,

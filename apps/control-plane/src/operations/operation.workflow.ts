@@ -145,7 +145,7 @@ const followCluster = (op: Running, s: OperationSnapshot, at: string): Out => {
       close(move.at);
       return [...outputs, ...awaitNodes(op, s, move.at, at)];
     }
-    if (move.to === 'failed' || (move.to === 'deleting' && !repairing)) {
+    if (move.to === 'failed' || move.to === 'deleting') {
       if (repairing && move.to === 'failed') continue; // a repair waits for a retry to succeed
       const error =
         move.to === 'failed'
