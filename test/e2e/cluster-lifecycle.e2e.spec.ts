@@ -227,6 +227,29 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     expect(records.items.length).toBeGreaterThan(0);
   });
 
+  it('lists the new routes in the OpenAPI document with their schemas', async () => {
+    const doc = (await request(t.url).get('/docs-json')).body;
+    const ok = (path: string, method: string, status: string) =>
+      doc.paths[path][method].responses[status].content['application/json'].schema.$ref;
+    expect(ok('/v1/kubernetes-versions', 'get', '200')).toBe(
+      '#/components/schemas/KubernetesVersionsView',
+    );
+    expect(ok('/v1/clusters/{clusterId}', 'delete', '202')).toBe(
+      '#/components/schemas/OperationAccepted',
+    );
+    const create = doc.components.schemas.CreateClusterDto.properties;
+    expect(create.nodePools.items.$ref).toBe('#/components/schemas/ClusterPoolSpecDto');
+    expect(create.velero.$ref ?? create.velero.allOf?.[0]?.$ref).toBe(
+      '#/components/schemas/VeleroDto',
+    );
+    const spec = doc.components.schemas.ClusterPoolSpecDto.properties;
+    expect(Object.keys(spec)).toEqual(expect.arrayContaining(['name', 'kind', 'gpuType', 'size']));
+    const transition = doc.components.schemas.TransitionClusterDto.properties;
+    expect(Object.keys(transition)).toEqual(
+      expect.arrayContaining(['apiEndpoint', 'caCertificate']),
+    );
+  });
+
   it('answers 404 for deleting a cluster that does not exist', async () => {
     const res = await request(t.url).delete('/v1/clusters/no-such-cluster').set(admin);
     expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);

@@ -63,9 +63,9 @@ export class CreateClusterDto {
   @ApiPropertyOptional({
     type: 'array',
     maxItems: 20,
-    items: { type: 'object' },
+    items: { $ref: '#/components/schemas/ClusterPoolSpecDto' },
     description:
-      'Node pools made with the cluster: each the node-pool create body (POST /v1/clusters/{id}/node-pools) plus an optional `size` (0-100: first node count; default autoscaling.min if given, else 1). Checked before anything is recorded; a bad one is 400 naming nodePools[i].<field>',
+      'Node pools made with the cluster: each the node-pool create body (POST /v1/clusters/{id}/node-pools) plus an optional `size`. Checked before anything is recorded; a bad one is 400 naming nodePools[i].<field>',
   })
   @IsOptional()
   @IsArray()

@@ -6,6 +6,7 @@ import { CheckNodePools } from '../clusters';
 import { DomainError } from '@fleet/kernel';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { flatten } from '../platform/http/validation.pipe';
+import { registerOpenApiModels } from '../platform/openapi/openapi';
 import { CreateNodePoolDto } from './pools.dto';
 import { refuseOtherKindFields } from './pools.service';
 
@@ -22,6 +23,9 @@ export class ClusterPoolSpecDto extends CreateNodePoolDto {
   @Max(100)
   size?: number;
 }
+
+// POST /v1/clusters names it by reference (clusters sits below pools).
+registerOpenApiModels(ClusterPoolSpecDto);
 
 type Problem = { field: string; problems: string[] };
 
