@@ -10,6 +10,8 @@ import { DrainsModule } from './drains';
 import { NodesModule } from './nodes';
 import { SessionsModule } from './sessions';
 import { NotificationsModule } from './notifications';
+import { MeshModule } from './mesh';
+import { BackupsModule } from './backups';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
@@ -38,6 +40,8 @@ export class AppModule {
         ClustersModule,
         PoolsModule,
         OperationsModule,
+        MeshModule,
+        BackupsModule,
       ],
     };
   }

@@ -64,6 +64,10 @@ export type Config = {
   readonly simProvisionSec: number;
   /** A lifecycle step the simulated provisioner fails once per cluster (tests of child apps). */
   readonly simProvisionFail?: SimulatedFailure;
+  /** Where backups go (`s3://bucket/path`, …), each tenant under its own prefix. */
+  readonly backupBucket: string;
+  /** A Velero controller's HTTP API; unset: backups are simulated in process. */
+  readonly veleroUrl?: string;
 };
 
 /** The steps the simulated provisioner can be told to fail. */
@@ -112,6 +116,20 @@ const ratio = (env: Env, key: string, fallback: number): number => {
     throw new ConfigError(key, `expected a number in (0, 1], got "${raw}"`);
   }
   return value;
+};
+
+/** An object-store location: `<scheme>://<bucket>[/<path>]`, no credentials, no query. */
+const bucket = (env: Env, key: string, fallback: string): string => {
+  const raw = present(env, key) ?? fallback;
+  const match =
+    /^([a-z][a-z0-9+.-]*):\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[A-Za-z0-9._/-]*)?$/.exec(raw);
+  if (!match) {
+    throw new ConfigError(
+      key,
+      'expected <scheme>://<bucket>[/<path>], e.g. s3://fleet-backups/prod',
+    );
+  }
+  return raw.replace(/\/+$/, '');
 };
 
 const url = (env: Env, key: string, protocols: readonly string[]): string | undefined => {
@@ -291,5 +309,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     k8sVersions: k8sVersions(env),
     simProvisionSec: integer(env, 'SIM_PROVISION_SEC', 3, 0, 3600),
     simProvisionFail: simulatedFailure(env),
+    backupBucket: bucket(env, 'BACKUP_BUCKET', 's3://fleet-backups'),
+    veleroUrl: url(env, 'VELERO_URL', ['http:', 'https:']),
   };
 };

@@ -15,3 +15,6 @@ export {
   UpgradeClusterRequest,
 } from './cluster-provisioner.port';
 export { ProvisionerModule } from './provisioner.module';
+export { MESH_CONNECTOR, MeshConnector, MeshEnd, MeshLinkRequest } from './mesh-connector.port';
+export { SimulatedMeshConnector } from './simulated-mesh-connector';
+export { MeshConnectorModule } from './mesh-connector.module';
