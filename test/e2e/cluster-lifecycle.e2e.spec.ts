@@ -209,7 +209,11 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     const again = await del();
     const op = await finished(accepted.operationId);
     expect(op).toMatchObject({ type: 'delete_cluster', status: 'succeeded' });
-    expect(op.steps.map((s: Json) => s.name)).toEqual(['remove_nodes', 'delete_pools']);
+    expect(op.steps.map((s: Json) => s.name)).toEqual([
+      'disconnect_meshes',
+      'remove_nodes',
+      'delete_pools',
+    ]);
     // Asked again while deleting: the running operation; once deleted: 409.
     if (again.status === 202) expect(again.body.operationId).toBe(accepted.operationId);
     else expect(again.body.error.code).toBe('invalid_transition');
@@ -248,6 +252,28 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     expect(Object.keys(transition)).toEqual(
       expect.arrayContaining(['apiEndpoint', 'caCertificate']),
     );
+  });
+
+  it('takes a deleted cluster’s meshes down before its nodes', async () => {
+    const x = await created('mesh-x', { podCidr: '10.41.0.0/16', serviceCidr: '10.141.0.0/16' });
+    const y = await created('mesh-y', { podCidr: '10.42.0.0/16', serviceCidr: '10.142.0.0/16' });
+    const opened = await request(t.url)
+      .post('/v1/mesh-requests')
+      .set(admin)
+      .send({ fromClusterId: x, toClusterId: y });
+    expect(opened.status).toBe(201);
+    const meshId = opened.body.meshRequestId as string;
+    await request(t.url).post(`/v1/mesh-requests/${meshId}/approve`).set(admin).send({});
+    const mesh = () => get(`/v1/mesh-requests/${meshId}`);
+    await eventually(async () => (await mesh()).status === 'connected');
+    const res = await request(t.url).delete(`/v1/clusters/${x}`).set(admin);
+    expect(res.status).toBe(202);
+    const op = await finished(res.body.operationId);
+    expect(op).toMatchObject({ status: 'succeeded' });
+    expect(op.steps[0]).toMatchObject({ name: 'disconnect_meshes', status: 'succeeded' });
+    expect((await mesh()).status).toBe('disconnected');
+    expect((await cluster(x)).status).toBe('deleted');
+    expect((await cluster(y)).status).toBe('running');
   });
 
   it('answers 404 for deleting a cluster that does not exist', async () => {

@@ -1,8 +1,8 @@
-import type { CommandBus } from '@nestjs/cqrs';
+import type { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { WorkflowRun } from '@fleet/cqrs';
 import { CommandContext, uuidFrom } from '@fleet/kernel';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { CLUSTERS, ClusterDoc, TransitionCluster } from '../clusters';
+import { CLUSTERS, ClusterDoc, LiveMeshesOf, TransitionCluster } from '../clusters';
 import { NODES, NodeDoc } from '../nodes';
 import { MarkPoolDeleted, NODE_POOLS, PoolDoc } from '../pools';
 import { ClusterPoolPlan, Provisioner } from '../provisioner';
@@ -35,6 +35,8 @@ export class ClusterOperationEffects {
       readonly readModels: ReadModelStore;
       readonly provisioner: Provisioner;
       readonly commands: CommandBus;
+      /** LiveMeshesOf: answered by the mesh slice, above this one. */
+      readonly queries: QueryBus;
       readonly context: (operationId: string, commandId: string) => Promise<CommandContext>;
     },
   ) {}
@@ -67,6 +69,7 @@ export class ClusterOperationEffects {
         sessions: n.runningSessions,
       })),
       clusterPools: pools.map((p) => p.poolId),
+      liveMeshes: await this.deps.queries.execute(new LiveMeshesOf(op.clusterId)),
     };
   }
 

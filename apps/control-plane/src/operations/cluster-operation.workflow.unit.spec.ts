@@ -128,8 +128,11 @@ describe('the operation workflow, cluster operations', () => {
       clusterHistory: history,
       clusterNodes: [],
       clusterPools: ['p1', 'p2'],
+      liveMeshes: 0,
       ...extra,
     });
+    /** Its meshes are down: the first step done. */
+    const meshesDown = [del, started('disconnect_meshes'), done('disconnect_meshes')];
     const node = (nodeId: string, online: boolean, sessions = 0) => ({
       nodeId,
       hostname: `h-${nodeId}`,
@@ -144,11 +147,23 @@ describe('the operation workflow, cluster operations', () => {
         .then([again(1000)]);
     });
 
+    it('first waits until none of its meshes is live (the mesh slice takes them down)', () => {
+      given([del], seen({ liveMeshes: 2 }))
+        .when(stepDue)
+        .then([start('disconnect_meshes'), again(0)]);
+      given([del, started('disconnect_meshes')], seen({ liveMeshes: 1 }))
+        .when(stepDue)
+        .then([again(1000)]);
+      given([del, started('disconnect_meshes')], seen())
+        .when(stepDue)
+        .then([complete('disconnect_meshes', 'no live mesh'), again(0)]);
+    });
+
     it('starts removing the nodes, asking the provisioner once', () => {
-      given([del], seen())
+      given(meshesDown, seen())
         .when(stepDue)
         .then([start('remove_nodes'), again(0)]);
-      given([del, started('remove_nodes')], seen({ clusterNodes: [node('n1', true)] }))
+      given([...meshesDown, started('remove_nodes')], seen({ clusterNodes: [node('n1', true)] }))
         .when(stepDue)
         .then([ask('delete'), again(0)]);
     });
@@ -156,25 +171,28 @@ describe('the operation workflow, cluster operations', () => {
     it('deletes each node once offline and empty, and waits for the others', () => {
       const asked = new Set(['cluster delete']);
       const nodes = [node('n1', false), node('n2', true), node('n3', false, 1)];
-      given([del, started('remove_nodes')], seen({ clusterNodes: nodes, asked }))
+      given([...meshesDown, started('remove_nodes')], seen({ clusterNodes: nodes, asked }))
         .when(stepDue)
         .then([{ type: 'DeleteNode', data: { nodeId: 'n1', at } }, again(250)]);
-      given([del, started('remove_nodes')], seen({ clusterNodes: [node('n1', false)], asked }))
+      given(
+        [...meshesDown, started('remove_nodes')],
+        seen({ clusterNodes: [node('n1', false)], asked }),
+      )
         .when(stepDue)
         .then([{ type: 'DeleteNode', data: { nodeId: 'n1', at } }, again(0)]);
-      given([del, started('remove_nodes')], seen({ asked }))
+      given([...meshesDown, started('remove_nodes')], seen({ asked }))
         .when(stepDue)
         .then([complete('remove_nodes', 'every node removed'), again(0)]);
     });
 
     it('asks again after a restart while nodes remain', () => {
-      given([del, started('remove_nodes')], seen({ clusterNodes: [node('n1', true)] }))
+      given([...meshesDown, started('remove_nodes')], seen({ clusterNodes: [node('n1', true)] }))
         .when(stepDue)
         .then([ask('delete'), again(0)]);
     });
 
     it('then marks its pools deleted and the cluster deleted, and succeeds', () => {
-      given([del, started('remove_nodes'), done('remove_nodes')], seen())
+      given([...meshesDown, started('remove_nodes'), done('remove_nodes')], seen())
         .when(stepDue)
         .then([
           start('delete_pools'),

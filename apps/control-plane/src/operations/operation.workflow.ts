@@ -82,6 +82,8 @@ export type OperationSnapshot = {
   /** A cluster's deletion: its nodes and its pools not deleted yet (null when not read). */
   readonly clusterNodes: readonly ClusterNode[] | null;
   readonly clusterPools: readonly string[] | null;
+  /** A cluster's deletion: its Cluster Mesh requests still live (the mesh slice takes them down). */
+  readonly liveMeshes: number | null;
 };
 
 type Of<T extends OperationCommand['type']> = Extract<OperationCommand, { type: T }>;
@@ -194,25 +196,31 @@ const awaitNodes = (op: Running, s: OperationSnapshot, ranAt: string, at: string
 };
 
 /**
- * A cluster's deletion (it is `deleting` already): the provisioner takes every node down,
- * each is deleted once offline and empty, then its pools are marked deleted and it ends
- * `deleted`. Each output is idempotent, so a run repeated after a crash changes nothing.
+ * A cluster's deletion (it is `deleting` already): its meshes taken down (the mesh slice does
+ * that on `deleting`; this waits), the provisioner takes every node down, each is deleted once
+ * offline and empty, then its pools are marked deleted and it ends `deleted`. Each output is
+ * idempotent, so a run repeated after a crash changes nothing.
  */
 const deleteCluster = (op: Running, s: OperationSnapshot, at: string): Out => {
-  if (s.clusterNodes === null || s.clusterPools === null) return [again(CLUSTER_POLL_MS)];
+  const { clusterNodes: nodes, clusterPools: pools, liveMeshes } = s;
+  if (nodes === null || pools === null || liveMeshes === null) return [again(CLUSTER_POLL_MS)];
+  const meshes = stepOf(op, 'disconnect_meshes');
+  if (!meshes) return [...start(op, 'disconnect_meshes', at), again(0)];
+  if (meshes.status === 'running') {
+    if (liveMeshes > 0) return [again(CLUSTER_POLL_MS)];
+    return [complete('disconnect_meshes', 'no live mesh', at), again(0)];
+  }
   const removing = stepOf(op, 'remove_nodes');
   if (!removing) return [...start(op, 'remove_nodes', at), again(0)];
   if (removing.status === 'running') {
     if (!s.asked.has('cluster delete'))
       return [{ type: 'AskProvisioner', data: { action: 'delete' } }, again(0)];
-    if (s.clusterNodes.length === 0)
-      return [complete('remove_nodes', 'every node removed', at), again(0)];
-    const gone = s.clusterNodes.filter((n) => !n.online && n.sessions === 0);
-    const left = s.clusterNodes.length - gone.length;
+    if (nodes.length === 0) return [complete('remove_nodes', 'every node removed', at), again(0)];
+    const gone = nodes.filter((n) => !n.online && n.sessions === 0);
     const deletes: Out = gone.map((n) => ({ type: 'DeleteNode', data: { nodeId: n.nodeId, at } }));
-    return [...deletes, again(left > 0 ? POLL_MS : 0)];
+    return [...deletes, again(gone.length < nodes.length ? POLL_MS : 0)];
   }
-  const poolIds = [...s.clusterPools];
+  const poolIds = [...pools];
   return [
     ...start(op, 'delete_pools', at),
     { type: 'MarkClusterPoolsDeleted', data: { poolIds, at } },
@@ -288,5 +296,6 @@ export const operationWorkflow: Workflow<OperationInput, OperationOutput, Operat
     asked: new Set(),
     clusterNodes: null,
     clusterPools: null,
+    liveMeshes: null,
   }),
 };

@@ -84,6 +84,7 @@ export class OperationsSaga {
       readModels,
       provisioner,
       commands,
+      queries,
       context: (operationId, commandId) => this.context(operationId, commandId),
     });
     const options = {
