@@ -105,8 +105,9 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
    * Carries the cluster from where it stands to running, a step every third of
    * SIM_PROVISION_SEC, through TransitionCluster as an HTTP provisioner's callbacks would;
    * once it runs, its pools' nodes report (after the move: pool changes need a running
-   * cluster, and the operation waits for them). A request arriving while it runs adds nothing (asked again, it continues from the
-   * cluster's state: after a restart the operation asks again and this starts over).
+   * cluster, and the operation waits for them). A request arriving while it runs adds
+   * nothing; asked again, it continues from the cluster's state (after a restart the
+   * operation asks again and this starts over).
    */
   private drive(clusterId: string, operationId: string, job: Drive): void {
     const known = this.driving.get(clusterId);
