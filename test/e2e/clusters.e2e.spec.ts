@@ -1,17 +1,31 @@
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
-import { eventually, gpuNode, report } from '../support/reports';
+import { cpuNode, eventually, gpuNode, report } from '../support/reports';
+import { startProvisionerDouble } from '../support/provisioner-double';
 
+/**
+ * The lifecycle walked by hand, as an HTTP provisioner reports it: the provisioner here is a
+ * double that accepts every request and reports nothing (cluster-lifecycle.e2e.spec.ts runs
+ * the simulated one).
+ */
 describe('clusters over HTTP', () => {
   let t: TestApp;
   let admin: Record<string, string>;
   let alice: Record<string, string>;
+  let provisioner: Awaited<ReturnType<typeof startProvisionerDouble>>;
   beforeAll(async () => {
-    t = await startApp();
+    provisioner = await startProvisionerDouble();
+    t = await startApp({
+      PROVISIONER_URL: provisioner.url,
+      K8S_VERSIONS: '1.29,1.30*,1.31,1.32,1.33',
+    });
     admin = await t.auth('root', ['admin']);
     alice = await t.auth('alice', ['user']);
   });
-  afterAll(async () => t.close());
+  afterAll(async () => {
+    await t.close();
+    await provisioner.close();
+  });
 
   const create = (body: object, who = admin) =>
     request(t.url).post('/v1/clusters').set(who).send(body);
@@ -33,6 +47,21 @@ describe('clusters over HTTP', () => {
       operationId: expect.any(String),
     });
     const id = res.body.clusterId as string;
+    // The create_cluster operation asked the provisioner, keyed by the operation.
+    const asked = await eventually(async () =>
+      provisioner.calls.find(
+        (c) => c.path === '/v1/cluster-requests/create' && c.body.clusterId === id,
+      ),
+    );
+    expect(asked).toMatchObject({
+      key: `${res.body.operationId}:cluster-create`,
+      body: {
+        operationId: res.body.operationId,
+        name: valid.name,
+        k8sVersion: '1.30.4',
+        pools: [],
+      },
+    });
     for (const to of ['provisioning', 'bootstrapping', 'running', 'degraded', 'running']) {
       const step = await move(id, to);
       expect(step.status).toBe(200);
@@ -142,6 +171,69 @@ describe('clusters over HTTP', () => {
     });
   });
 
+  it('takes the endpoint and CA an HTTP provisioner reports on → running', async () => {
+    const id = (await create({ ...valid, name: 'reported' })).body.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping']) await move(id, to).expect(200);
+    const post = (body: object) =>
+      request(t.url).post(`/v1/clusters/${id}/transitions`).set(admin).send(body);
+    const caCertificate = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const apiEndpoint = 'https://api.prod.example:6443';
+    for (const [body, field] of [
+      [{ to: 'running', apiEndpoint: 'http://api.prod.example' }, 'apiEndpoint'],
+      [{ to: 'running', caCertificate: 'not a pem' }, 'caCertificate'],
+    ] as const) {
+      const bad = await post(body);
+      expect([bad.status, bad.body.error.details.fields[0].field]).toEqual([400, field]);
+    }
+    const ran = await post({ to: 'running', apiEndpoint, caCertificate });
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ status: 'running', apiEndpoint, caCertificate });
+    await move(id, 'degraded').expect(200);
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.apiEndpoint).toBe(
+      apiEndpoint,
+    );
+  });
+
+  it('deletes through the HTTP provisioner: deleting at once, asked again the running operation, deleted once its nodes are gone', async () => {
+    const id = (await create({ ...valid, name: 'leaving' })).body.clusterId as string;
+    for (const to of ['provisioning', 'bootstrapping', 'running']) await move(id, to).expect(200);
+    const operator = await t.auth('op-leaving', ['operator'], [id]);
+    const inventory = (ready: boolean) =>
+      request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send(report(id, [cpuNode('leaving-1', 8, 32, { kubeletReady: ready })]))
+        .expect(200);
+    await inventory(true);
+    const del = () => request(t.url).delete(`/v1/clusters/${id}`).set(admin);
+    const first = await del();
+    expect(first.status).toBe(202);
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.status).toBe(
+      'deleting',
+    );
+    const asked = await eventually(async () =>
+      provisioner.calls.find(
+        (c) => c.path === '/v1/cluster-requests/delete' && c.body.clusterId === id,
+      ),
+    );
+    expect(asked).toMatchObject({
+      key: `${first.body.operationId}:cluster-delete`,
+      body: { nodes: [expect.objectContaining({ hostname: 'leaving-1', poolId: null })] },
+    });
+    // The node still reports: the operation waits, and a second delete answers it.
+    const second = await del();
+    expect([second.status, second.body.operationId]).toEqual([202, first.body.operationId]);
+    await inventory(false); // the provisioner took it down
+    expect(await operation(first.body.operationId)).toMatchObject({
+      type: 'delete_cluster',
+      status: 'succeeded',
+    });
+    expect((await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body.status).toBe('deleted');
+    const after = await del();
+    expect([after.status, after.body.error.code]).toEqual([409, 'invalid_transition']);
+    expect((await move(id, 'running')).status).toBe(409);
+  });
+
   it('refuses an invalid transition with 409 invalid_transition and changes nothing', async () => {
     const id = (await create({ ...valid, name: 'other' })).body.clusterId as string;
     const res = await move(id, 'running');
@@ -176,7 +268,7 @@ describe('clusters over HTTP', () => {
     );
 
     // Ten at once: one is taken, and the version reached is the one it asked for.
-    const versions = Array.from({ length: 10 }, (_, i) => `1.33.${i}`);
+    const versions = Array.from({ length: 10 }, (_, i) => `1.32.${i}`);
     const answers = await Promise.all(versions.map((v) => upgrade(v)));
     const taken = answers.flatMap((a, i) => (a.status === 202 ? [versions[i]] : []));
     expect(taken).toHaveLength(1);
@@ -185,11 +277,12 @@ describe('clusters over HTTP', () => {
     const cluster = (await request(t.url).get(`/v1/clusters/${id}`).set(admin)).body;
     expect(cluster.k8sVersion).toBe(taken[0]);
 
-    // Forward only: the version it runs, or an older one, is 409 and appends nothing.
+    // One minor forward only: the version it runs, an older one, or two ahead is 409
+    // version_skew and appends nothing.
     const at = await log();
-    for (const version of [taken[0], '1.31.0', '1.20']) {
+    for (const version of [taken[0], '1.31.0', '1.20', '1.34']) {
       const back = await upgrade(version);
-      expect([back.status, back.body.error?.code]).toEqual([409, 'version_not_newer']);
+      expect([back.status, back.body.error?.code]).toEqual([409, 'version_skew']);
     }
     expect(await log()).toBe(at);
   });
@@ -231,7 +324,10 @@ describe('clusters over HTTP', () => {
       ]);
     }
     expect((await create({ ...valid, extra: 1 })).status).toBe(400);
-    expect((await create(valid, alice)).status).toBe(403);
+    // A user may create a cluster (API.md v1.1: it becomes its owner); an operator may not.
+    expect((await create(valid, alice)).status).toBe(201);
+    const operator = await t.auth('op', ['operator'], ['c1']);
+    expect((await create(valid, operator)).status).toBe(403);
   });
 
   it('adopts a cluster first seen in an operator report as running', async () => {

@@ -141,7 +141,8 @@ describe.each([
         .set('Idempotency-Key', 'k-down')
         .send(cluster('down'));
       expect(anonymous.status).toBe(401);
-      const user = await create('k-down', cluster('down'), await t.auth('u', ['user']));
+      // An operator may not create clusters (users may, since API.md v1.1).
+      const user = await create('k-down', cluster('down'), await t.auth('u', ['operator']));
       expect(user.status).toBe(403);
       expect(user.body.error.code).toBe('forbidden');
       const res = await create('k-down', cluster('down'));
@@ -255,7 +256,7 @@ describe.each([
     expect(bad.status).toBe(400);
     const fixed = await create('k-fix', cluster('fix'));
     expect(fixed.status).toBe(201);
-    const user = await t.auth('u-fix', ['user']);
+    const user = await t.auth('u-fix', ['operator']);
     expect((await create('k-user', cluster('user-a'), user)).status).toBe(403);
     expect((await create('k-user', cluster('user-b'), user)).status).toBe(403);
   });
@@ -336,7 +337,7 @@ describe.each([
       .set('Idempotency-Key', bad)
       .send(cluster('bad'));
     expect(anonymous.status).toBe(401);
-    const user = await create(bad, cluster('bad'), await t.auth('u', ['user']));
+    const user = await create(bad, cluster('bad'), await t.auth('u', ['operator']));
     expect(user.status).toBe(403);
     const before = await head();
     const res = await create(bad, cluster('bad'));

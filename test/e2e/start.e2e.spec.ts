@@ -208,6 +208,8 @@ describe('starting the control plane', () => {
   it.each([
     [{ AUTH_JWT_SECRET: 'too-short' }, 'AUTH_JWT_SECRET: must be at least 32 characters'],
     [{ DATA_DIR: __filename }, `DATA_DIR: ${__filename} exists and is not a directory`],
+    [{ K8S_VERSIONS: '1.29,1.30' }, 'K8S_VERSIONS: exactly one version must be marked * (found 0)'],
+    [{ SIM_PROVISION_SEC: 'soon' }, 'SIM_PROVISION_SEC: expected a whole number, got "soon"'],
   ])('stops on %j with exit 78, naming the setting', async (env, said) => {
     const run = await start(env);
     expect(run.up).toBe(false);

@@ -14,6 +14,9 @@ const inStatus = (status: (typeof CLUSTER_STATUSES)[number]): ClusterState => ({
   pools: [],
   failedFrom: null,
   targetVersion: null,
+  apiEndpoint: null,
+  caCertificate: null,
+  velero: null,
 });
 
 const refusal = (state: ClusterState): DomainError | null => {

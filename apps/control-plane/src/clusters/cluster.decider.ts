@@ -1,6 +1,7 @@
 import { Aggregate } from '@fleet/cqrs';
 import { Decider, DomainError, assertNever, invalidTransition, notFound } from '@fleet/kernel';
-import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
+import { K8sVersion, isOneMinorForward } from '../config/k8s-versions';
+import { ClusterEvent, ClusterStatus, VeleroSettings, clusterCodec } from './cluster.events';
 
 export type ClusterCommand =
   | {
@@ -11,6 +12,7 @@ export type ClusterCommand =
         k8sVersion: string;
         podCidr: string;
         serviceCidr: string;
+        velero?: VeleroSettings | null;
         at: string;
       };
     }
@@ -22,11 +24,21 @@ export type ClusterCommand =
         to: ClusterStatus;
         reason: string | null;
         k8sVersion?: string | null;
+        apiEndpoint?: string | null;
+        caCertificate?: string | null;
         at: string;
       };
     }
-  /** An admin's upgrade: unlike a reported step, asking it again is not "already there". */
-  | { type: 'UpgradeCluster'; data: { clusterId: string; k8sVersion: string; at: string } }
+  /**
+   * An upgrade: unlike a reported step, asking it again is not "already there". `catalog` is
+   * K8S_VERSIONS as configured when asked (the decider reads no settings).
+   */
+  | {
+      type: 'UpgradeCluster';
+      data: { clusterId: string; k8sVersion: string; catalog: readonly K8sVersion[]; at: string };
+    }
+  /** `runningSessions` on the cluster's nodes as read when asked: any refuses (cluster_in_use). */
+  | { type: 'DeleteCluster'; data: { clusterId: string; runningSessions: number; at: string } }
   | { type: 'AddPoolToCluster'; data: { clusterId: string; poolId: string; at: string } }
   | { type: 'RemovePoolFromCluster'; data: { clusterId: string; poolId: string; at: string } };
 
@@ -42,6 +54,10 @@ export type ClusterFacts = {
   readonly failedFrom: ClusterStatus | null;
   /** While upgrading: the version it upgrades to. */
   readonly targetVersion: string | null;
+  /** As the provisioner reported them on → running (null before, and for adopted clusters). */
+  readonly apiEndpoint: string | null;
+  readonly caCertificate: string | null;
+  readonly velero: VeleroSettings | null;
 };
 
 export type ClusterState =
@@ -66,7 +82,8 @@ const NEXT: Readonly<Record<ClusterStatus, readonly ClusterStatus[]>> = {
   running: ['degraded', 'upgrading', 'deleting'],
   degraded: ['running', 'deleting'],
   upgrading: ['running', 'deleting'],
-  deleting: [],
+  deleting: ['deleted'],
+  deleted: [],
   failed: ['deleting'],
 };
 
@@ -75,7 +92,7 @@ export const mayTransition = (
   state: Extract<ClusterState, { failedFrom: unknown }>,
   to: ClusterStatus,
 ): boolean => {
-  if (to === 'failed') return state.status !== 'failed';
+  if (to === 'failed') return state.status !== 'failed' && state.status !== 'deleted';
   if (state.status === 'failed') return to === state.failedFrom || NEXT.failed.includes(to);
   return NEXT[state.status].includes(to);
 };
@@ -84,6 +101,94 @@ export const mayTransition = (
 const existing = (state: ClusterState, id: string): Extract<ClusterState, { pools: unknown }> => {
   if (state.status === 'absent') throw notFound('cluster', id);
   return state;
+};
+
+type Existing = Extract<ClusterState, { pools: unknown }>;
+type DataOf<T extends ClusterCommand['type']> = Extract<ClusterCommand, { type: T }>['data'];
+
+/** A reported step (the provisioner's, or an admin's); on → running it may carry the endpoint and CA. */
+const transition = (cluster: Existing, data: DataOf<'TransitionCluster'>): ClusterEvent[] => {
+  const { to, reason, at, apiEndpoint, caCertificate } = data;
+  if (cluster.status === to) return []; // reported twice: already there
+  if (!mayTransition(cluster, to))
+    throw invalidTransition('cluster', cluster.status, `go to ${to}`);
+  const version = to === 'upgrading' && data.k8sVersion ? { k8sVersion: data.k8sVersion } : {};
+  const endpoint = {
+    ...(apiEndpoint ? { apiEndpoint } : {}),
+    ...(caCertificate ? { caCertificate } : {}),
+  };
+  const { clusterId, status: from } = cluster;
+  return [
+    {
+      type: 'ClusterTransitioned',
+      data: { clusterId, from, to, reason, ...version, ...endpoint, at },
+    },
+  ];
+};
+
+/**
+ * An upgrade under way is refused whatever its version: taken as a repeat, a second upgrade
+ * was answered 202 with an operation that "succeeded" at the first's version. Kubernetes
+ * supports a skew of one minor: anything else (the same, older, two ahead, or not in the
+ * catalog) is version_skew.
+ */
+const upgrade = (cluster: Existing, data: DataOf<'UpgradeCluster'>): ClusterEvent[] => {
+  if (cluster.status === 'upgrading' || !mayTransition(cluster, 'upgrading')) {
+    throw invalidTransition('cluster', cluster.status, 'be upgraded');
+  }
+  const { k8sVersion, catalog, at } = data;
+  if (!isOneMinorForward(catalog, cluster.k8sVersion, k8sVersion)) {
+    const runs = cluster.k8sVersion ?? 'an unknown version';
+    const listed = catalog.map((v) => v.version).join(', ');
+    throw new DomainError(
+      'version_skew',
+      `cluster ${cluster.clusterId} runs ${runs}: ${k8sVersion} is not one minor forward within ${listed}`,
+      'conflict',
+      { clusterId: cluster.clusterId, k8sVersion: cluster.k8sVersion, requested: k8sVersion },
+    );
+  }
+  const { clusterId, status: from } = cluster;
+  return [
+    {
+      type: 'ClusterTransitioned',
+      data: {
+        clusterId,
+        from,
+        to: 'upgrading',
+        reason: `upgrade to ${k8sVersion}`,
+        k8sVersion,
+        at,
+      },
+    },
+  ];
+};
+
+/**
+ * Delete: deleting at once unless sessions run on its nodes (cluster_in_use); asked again while
+ * deleting, nothing new (the running operation answers); a deleted cluster is gone for good.
+ */
+const deleteCluster = (
+  cluster: Existing,
+  { runningSessions, at }: DataOf<'DeleteCluster'>,
+): ClusterEvent[] => {
+  if (cluster.status === 'deleting') return [];
+  if (!mayTransition(cluster, 'deleting'))
+    throw invalidTransition('cluster', cluster.status, 'be deleted');
+  if (runningSessions > 0) {
+    throw new DomainError(
+      'cluster_in_use',
+      `cluster ${cluster.clusterId} has ${runningSessions} running session(s) on its nodes`,
+      'conflict',
+      { clusterId: cluster.clusterId, runningSessions },
+    );
+  }
+  const { clusterId, status: from } = cluster;
+  return [
+    {
+      type: 'ClusterTransitioned',
+      data: { clusterId, from, to: 'deleting', reason: 'delete requested', at },
+    },
+  ];
 };
 
 export const decideCluster = (command: ClusterCommand, state: ClusterState): ClusterEvent[] => {
@@ -95,58 +200,16 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
     case 'AdoptCluster':
       if (state.status !== 'absent') return [];
       return [{ type: 'ClusterAdopted', data: command.data }];
-    case 'TransitionCluster': {
-      const cluster = existing(state, command.data.clusterId);
-      const { to, reason, at } = command.data;
-      const version =
-        to === 'upgrading' && command.data.k8sVersion
-          ? { k8sVersion: command.data.k8sVersion }
-          : {};
-      if (cluster.status === to) return []; // reported twice: already there
-      if (!mayTransition(cluster, to))
-        throw invalidTransition('cluster', cluster.status, `go to ${to}`);
-      return [
-        {
-          type: 'ClusterTransitioned',
-          data: { clusterId: cluster.clusterId, from: cluster.status, to, reason, ...version, at },
-        },
-      ];
-    }
-    case 'UpgradeCluster': {
-      // An upgrade under way is refused whatever its version: taken as a repeat, a second
-      // upgrade was answered 202 with an operation that "succeeded" at the first's version.
-      const cluster = existing(state, command.data.clusterId);
-      if (cluster.status === 'upgrading' || !mayTransition(cluster, 'upgrading')) {
-        throw invalidTransition('cluster', cluster.status, 'be upgraded');
-      }
-      const { k8sVersion, at } = command.data;
-      // Kubernetes upgrades forward only: the same or an older version is no upgrade.
-      if (cluster.k8sVersion !== null && compareVersions(k8sVersion, cluster.k8sVersion) <= 0) {
-        throw new DomainError(
-          'version_not_newer',
-          `cluster ${cluster.clusterId} runs ${cluster.k8sVersion}: ${k8sVersion} is not newer`,
-          'conflict',
-          { clusterId: cluster.clusterId, k8sVersion: cluster.k8sVersion },
-        );
-      }
-      return [
-        {
-          type: 'ClusterTransitioned',
-          data: {
-            clusterId: cluster.clusterId,
-            from: cluster.status,
-            to: 'upgrading',
-            reason: `upgrade to ${k8sVersion}`,
-            k8sVersion,
-            at,
-          },
-        },
-      ];
-    }
+    case 'TransitionCluster':
+      return transition(existing(state, command.data.clusterId), command.data);
+    case 'DeleteCluster':
+      return deleteCluster(existing(state, command.data.clusterId), command.data);
+    case 'UpgradeCluster':
+      return upgrade(existing(state, command.data.clusterId), command.data);
     case 'AddPoolToCluster': {
       const cluster = existing(state, command.data.clusterId);
       if (cluster.pools.includes(command.data.poolId)) return [];
-      if (cluster.status === 'deleting') {
+      if (cluster.status === 'deleting' || cluster.status === 'deleted') {
         throw invalidTransition('cluster', cluster.status, 'take a new node pool');
       }
       const { poolId, at } = command.data;
@@ -155,7 +218,8 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
     case 'RemovePoolFromCluster': {
       const cluster = existing(state, command.data.clusterId);
       if (!cluster.pools.includes(command.data.poolId)) return [];
-      if (cluster.pools.length === 1 && cluster.status !== 'deleting') {
+      const leaving = cluster.status === 'deleting' || cluster.status === 'deleted';
+      if (cluster.pools.length === 1 && !leaving) {
         throw new DomainError(
           'last_pool',
           `pool ${command.data.poolId} is the last node pool of cluster ${cluster.clusterId}`,
@@ -201,7 +265,7 @@ export const versionsAfter = (
 export const evolveCluster = (state: ClusterState, event: ClusterEvent): ClusterState => {
   switch (event.type) {
     case 'ClusterRequested': {
-      const { at: _at, ...d } = event.data;
+      const { at: _at, velero, ...d } = event.data;
       return {
         status: 'requested',
         ...d,
@@ -209,6 +273,9 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
         pools: [],
         failedFrom: null,
         targetVersion: null,
+        apiEndpoint: null,
+        caCertificate: null,
+        velero: velero ?? null,
       };
     }
     case 'ClusterAdopted':
@@ -223,6 +290,9 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
         pools: [],
         failedFrom: null,
         targetVersion: null,
+        apiEndpoint: null,
+        caCertificate: null,
+        velero: null,
       };
     case 'ClusterTransitioned': {
       const cluster = existing(state, event.data.clusterId);
@@ -232,6 +302,8 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
         status: to,
         failedFrom: to === 'failed' ? from : null,
         ...versionsAfter(cluster, event.data),
+        apiEndpoint: event.data.apiEndpoint ?? cluster.apiEndpoint,
+        caCertificate: event.data.caCertificate ?? cluster.caCertificate,
       };
     }
     case 'ClusterPoolAdded': {

@@ -1,6 +1,7 @@
 import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
+import { CLUSTER_STATUSES, ClusterEvent, ClusterStatus } from './cluster.events';
 import { clusterDecider, compareVersions } from './cluster.decider';
-import { ClusterEvent, ClusterStatus } from './cluster.events';
+import { parseK8sVersions } from '../config/k8s-versions';
 import { Cidr, checkCidr, cidrsOverlap } from './cidr';
 import {
   at,
@@ -11,6 +12,31 @@ import {
 } from '../../../../test/support/cluster-events';
 
 const spec = deciderSpec(clusterDecider);
+const catalog = (() => {
+  const parsed = parseK8sVersions('1.29,1.30*,1.31,1.32');
+  if ('problem' in parsed) throw new Error(parsed.problem);
+  return parsed;
+})();
+const upgrade = (k8sVersion: string) => ({
+  type: 'UpgradeCluster' as const,
+  data: { clusterId: 'c1', k8sVersion, catalog, at },
+});
+const remove = (runningSessions = 0) => ({
+  type: 'DeleteCluster' as const,
+  data: { clusterId: 'c1', runningSessions, at },
+});
+/** The events that bring c1 to each status (failed: from provisioning). */
+const reach: Record<ClusterStatus, ClusterEvent[]> = {
+  requested: [requested],
+  provisioning: running.slice(0, 2),
+  bootstrapping: running.slice(0, 3),
+  running,
+  degraded: [...running, moved('running', 'degraded')],
+  upgrading: [...running, upgradingTo131],
+  deleting: [...running, moved('running', 'deleting')],
+  deleted: [...running, moved('running', 'deleting'), moved('deleting', 'deleted')],
+  failed: [...running.slice(0, 2), moved('provisioning', 'failed')],
+};
 const go = (to: ClusterStatus) => ({
   type: 'TransitionCluster' as const,
   data: { clusterId: 'c1', to, reason: null, at },
@@ -105,10 +131,6 @@ describe('cluster lifecycle', () => {
   });
 
   it('upgrades a running cluster, and refuses another upgrade while one is under way, whatever its version', () => {
-    const upgrade = (k8sVersion: string) => ({
-      type: 'UpgradeCluster' as const,
-      data: { clusterId: 'c1', k8sVersion, at },
-    });
     const upgrading = upgradingTo131;
     spec.given(running).when(upgrade('1.31.0')).then([upgrading]);
     expect(spec.given([...running, upgrading]).state).toMatchObject({ targetVersion: '1.31.0' });
@@ -124,17 +146,107 @@ describe('cluster lifecycle', () => {
     spec.given([]).when(upgrade('1.31.0')).thenRefuses('not_found');
   });
 
-  it('refuses an upgrade to the version it runs or an older one: version_not_newer', () => {
-    const upgrade = (k8sVersion: string) => ({
-      type: 'UpgradeCluster' as const,
-      data: { clusterId: 'c1', k8sVersion, at },
-    });
-    for (const version of ['1.30.4', 'v1.30.4', '1.30.3', '1.30', '1.29.9', '0.31'])
-      spec.given(running).when(upgrade(version)).thenRefuses('version_not_newer');
-    for (const version of ['1.30.5', '1.31', 'v1.31.0', '2.0'])
+  it('upgrades exactly one minor forward within the catalog, else version_skew', () => {
+    for (const version of ['1.30.4', 'v1.30.4', '1.30', '1.29.9', '0.31', '1.32', '1.32.1', '2.0'])
+      spec.given(running).when(upgrade(version)).thenRefuses('version_skew');
+    for (const version of ['1.31', 'v1.31.0', '1.31.7'])
       expect(spec.given(running).when(upgrade(version)).thenEvents()).toHaveLength(1);
+    // At the catalog's newest minor there is nowhere to go.
+    const at132 = [
+      { ...requested, data: { ...requested.data, k8sVersion: '1.32' } },
+      ...running.slice(1),
+    ];
+    spec.given(at132).when(upgrade('1.33')).thenRefuses('version_skew');
+    // An adopted cluster's version is unknown: any listed one is taken.
+    const adopted: ClusterEvent = {
+      type: 'ClusterAdopted',
+      data: { clusterId: 'c1', seenNodeId: 'n1', at },
+    };
+    expect(spec.given([adopted]).when(upgrade('1.29')).thenEvents()).toHaveLength(1);
+    spec.given([adopted]).when(upgrade('1.28')).thenRefuses('version_skew');
     expect(compareVersions('1.30', '1.30.0')).toBe(0);
     expect(compareVersions('1.10', '1.9.9')).toBe(1);
+  });
+
+  it('keeps the endpoint and CA the provisioner reports on → running', () => {
+    const endpoint = { apiEndpoint: 'https://c1.k8s.sim.local:6443', caCertificate: 'PEM' };
+    const reached = {
+      type: 'ClusterTransitioned' as const,
+      data: { ...(moved('bootstrapping', 'running').data as object), ...endpoint },
+    } as ClusterEvent;
+    spec
+      .given(running.slice(0, 3))
+      .when({ ...go('running'), data: { ...go('running').data, ...endpoint } })
+      .then([reached]);
+    const state = spec.given([
+      ...running.slice(0, 3),
+      reached,
+      moved('running', 'upgrading'),
+    ]).state;
+    expect(state).toMatchObject(endpoint);
+    expect(spec.given(running).state).toMatchObject({ apiEndpoint: null, caCertificate: null });
+  });
+
+  it('stores velero as asked at create (null when not asked)', () => {
+    const velero = { enabled: true, schedule: '0 3 * * *', ttlHours: 72 };
+    const withVelero = { ...requested, data: { ...requested.data, velero } };
+    spec.given([]).when({ type: 'RequestCluster', data: withVelero.data }).then([withVelero]);
+    expect(spec.given([withVelero]).state).toMatchObject({ velero });
+    expect(spec.given([requested]).state).toMatchObject({ velero: null });
+  });
+
+  describe('delete', () => {
+    for (const status of CLUSTER_STATUSES) {
+      const given = reach[status];
+      if (status === 'deleting') {
+        it('asked again while deleting, records nothing new', () => {
+          spec.given(given).when(remove()).thenNothing();
+        });
+      } else if (status === 'deleted') {
+        it('refuses a deleted cluster: invalid_transition (deleted is final)', () => {
+          spec.given(given).when(remove()).thenRefuses('invalid_transition');
+          for (const to of CLUSTER_STATUSES.filter((s) => s !== 'deleted'))
+            spec.given(given).when(go(to)).thenRefuses('invalid_transition');
+          spec.given(given).when(go('deleted')).thenNothing();
+          spec.given(given).when(upgrade('1.31')).thenRefuses('invalid_transition');
+          spec
+            .given(given)
+            .when({ type: 'AddPoolToCluster', data: { clusterId: 'c1', poolId: 'p9', at } })
+            .thenRefuses('invalid_transition');
+        });
+      } else {
+        it(`goes ${status} → deleting, refused with cluster_in_use while sessions run`, () => {
+          spec
+            .given(given)
+            .when(remove())
+            .then([
+              {
+                type: 'ClusterTransitioned',
+                data: {
+                  clusterId: 'c1',
+                  from: status,
+                  to: 'deleting',
+                  reason: 'delete requested',
+                  at,
+                },
+              },
+            ]);
+          spec.given(given).when(remove(2)).thenRefuses('cluster_in_use');
+        });
+      }
+    }
+    it('goes deleting → deleted only, and deleted is where it ends', () => {
+      spec
+        .given(reach.deleting)
+        .when(go('deleted'))
+        .then([moved('deleting', 'deleted')]);
+      for (const status of CLUSTER_STATUSES.filter((s) => s !== 'deleting' && s !== 'deleted'))
+        spec.given(reach[status]).when(go('deleted')).thenRefuses('invalid_transition');
+      expect(spec.given(reach.deleted).state.status).toBe('deleted');
+    });
+    it('refuses delete of a cluster that does not exist: not_found', () => {
+      spec.given([]).when(remove()).thenRefuses('not_found');
+    });
   });
 
   describe('when an upgrade failed', () => {

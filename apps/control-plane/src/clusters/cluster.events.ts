@@ -8,9 +8,17 @@ export const CLUSTER_STATUSES = [
   'degraded',
   'upgrading',
   'deleting',
+  'deleted',
   'failed',
 ] as const;
 export type ClusterStatus = (typeof CLUSTER_STATUSES)[number];
+
+/** Velero as asked at create: stored and shown; the backups issue acts on it. */
+export type VeleroSettings = {
+  readonly enabled: boolean;
+  readonly schedule: string | null;
+  readonly ttlHours: number | null;
+};
 
 /** The cluster's stream: its lifecycle and its liveness (cluster-liveness.events.ts) both. */
 export const clusterStreamId = (clusterId: string): string => `cluster-${clusterId}`;
@@ -29,6 +37,8 @@ export type ClusterEvent =
         k8sVersion: string;
         podCidr: string;
         serviceCidr: string;
+        /** Absent on events recorded before velero was taken. */
+        velero?: VeleroSettings | null;
         at: string;
       };
     }
@@ -43,6 +53,9 @@ export type ClusterEvent =
         reason: string | null;
         /** On → upgrading: the version it upgrades to (becomes k8sVersion back in running). */
         k8sVersion?: string | null;
+        /** On → running, as the provisioner reports it: where the API server answers, and its CA (public). */
+        apiEndpoint?: string | null;
+        caCertificate?: string | null;
         at: string;
       };
     }

@@ -1,5 +1,5 @@
 import { ClusterIdPipe } from '../platform/http/ids';
-import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
@@ -21,7 +21,10 @@ import {
   TransitionClusterDto,
   UpgradeClusterDto,
 } from './clusters.dto';
-import { OpenClusterOperation } from './open-cluster-operation.command';
+import { ClusterPoolSpec, OpenClusterOperation } from './open-cluster-operation.command';
+import { CheckNodePools } from './check-node-pools.command';
+import { CONFIG } from '../platform/runtime/tokens';
+import { Config } from '../config/config';
 import { ClustersService } from './clusters.service';
 import { NoBody } from '../platform/http/no-body';
 
@@ -32,28 +35,54 @@ export class ClustersController {
   constructor(
     @Inject(ClustersService) private readonly clusters: ClustersService,
     @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   @Post()
   @HttpCode(201)
-  @Roles('admin')
+  @Roles('admin', 'user')
   @ApiCreatedResponse({ type: ClusterCreated })
   async create(
     @Body() body: CreateClusterDto,
     @Ctx() ctx: CommandContext,
   ): Promise<ClusterCreated> {
+    // Every refusal before anything is recorded: the cluster's fields, then its pools'.
+    this.clusters.check(body);
+    const pools = (body.nodePools ?? []) as ClusterPoolSpec[];
+    await this.commands.execute(new CheckNodePools(pools));
     const created = await this.clusters.create(body, ctx);
-    // The create_cluster operation follows the lifecycle the provisioner reports.
+    // The create_cluster operation makes the pools, asks the provisioner and follows the lifecycle.
     const { operationId } = await this.commands.execute(
-      new OpenClusterOperation(created.clusterId, 'create_cluster', null, ctx),
+      new OpenClusterOperation(created.clusterId, 'create_cluster', null, ctx, pools),
     );
     return { ...created, operationId };
   }
 
-  /** running → upgrading at once (409 invalid_transition otherwise); the operation ends when it is running again. */
+  /**
+   * → deleting at once (409 cluster_in_use while sessions run on its nodes); the operation
+   * removes its nodes and pools and ends it `deleted`. Deleting one being deleted answers the
+   * running operation; a deleted one is 409 invalid_transition.
+   */
+  @Delete(':clusterId')
+  @HttpCode(202)
+  @Roles('admin', 'user')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  remove(
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
+    @Ctx() ctx: CommandContext,
+  ): Promise<OperationAccepted> {
+    return this.commands.execute(
+      new OpenClusterOperation(clusterId, 'delete_cluster', 'delete requested', ctx),
+    );
+  }
+
+  /**
+   * running → upgrading at once (409 invalid_transition otherwise; version_skew unless one
+   * minor forward within K8S_VERSIONS); the operation ends when it is running again.
+   */
   @Post(':clusterId/upgrade')
   @HttpCode(202)
-  @Roles('admin')
+  @Roles('admin', 'user')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async upgrade(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -64,7 +93,12 @@ export class ClustersController {
       clusterId,
       {
         type: 'UpgradeCluster',
-        data: { clusterId, k8sVersion: body.k8sVersion, at: ctx.now.toISOString() },
+        data: {
+          clusterId,
+          k8sVersion: body.k8sVersion,
+          catalog: this.config.k8sVersions,
+          at: ctx.now.toISOString(),
+        },
       },
       ctx,
     );
@@ -123,6 +157,11 @@ export class ClustersController {
     @Body() body: TransitionClusterDto,
     @Ctx() ctx: CommandContext,
   ) {
-    return this.clusters.transition(clusterId, body.to, body.reason ?? null, ctx);
+    const { to, reason, apiEndpoint, caCertificate } = body;
+    return this.clusters.transition(
+      clusterId,
+      { to, reason: reason ?? null, apiEndpoint, caCertificate },
+      ctx,
+    );
   }
 }

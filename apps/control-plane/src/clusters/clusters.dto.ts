@@ -1,9 +1,41 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { NestedDto } from '../platform/http/nested';
 import { CIDR_RULE } from './cidr';
 import { CLUSTER_STATUSES, ClusterStatus } from './cluster.events';
 
 const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;
+
+/** Velero on create: a shape only here (the backups issue checks the cron and acts on it). */
+export class VeleroDto {
+  @ApiProperty() @IsBoolean() enabled!: boolean;
+
+  @ApiPropertyOptional({ example: '0 3 * * *', description: 'cron (checked by the backups issue)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  schedule?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 87600 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(87600)
+  ttlHours?: number;
+}
 
 export class CreateClusterDto {
   @ApiProperty({ example: 'gpu-prod-kr1', description: '1-63 characters of [A-Za-z0-9._-]' })
@@ -27,6 +59,24 @@ export class CreateClusterDto {
   @IsString()
   @Matches(CIDR, { message: `serviceCidr must be ${CIDR_RULE}` })
   serviceCidr!: string;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    maxItems: 20,
+    items: { $ref: '#/components/schemas/ClusterPoolSpecDto' },
+    description:
+      'Node pools made with the cluster: each the node-pool create body (POST /v1/clusters/{id}/node-pools) plus an optional `size`. Checked before anything is recorded; a bad one is 400 naming nodePools[i].<field>',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsObject({ each: true })
+  nodePools?: Array<Record<string, unknown>>;
+
+  @ApiPropertyOptional({ type: VeleroDto })
+  @IsOptional()
+  @NestedDto(() => VeleroDto)
+  velero?: VeleroDto;
 }
 
 export class TransitionClusterDto {
@@ -39,6 +89,27 @@ export class TransitionClusterDto {
   @IsString()
   @MaxLength(500)
   reason?: string;
+
+  @ApiPropertyOptional({
+    example: 'https://c1.k8s.example:6443',
+    description: 'On → running: where the cluster API server answers',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  @Matches(/^https:\/\/[^\s/]+(:\d+)?(\/\S*)?$/, { message: 'apiEndpoint must be an https URL' })
+  apiEndpoint?: string;
+
+  @ApiPropertyOptional({
+    description: "On → running: the API server's CA certificate (PEM, public)",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(20_000)
+  @Matches(/^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\n?$/, {
+    message: 'caCertificate must be a PEM certificate',
+  })
+  caCertificate?: string;
 }
 
 export class ConfirmOutageDto {
@@ -106,4 +177,22 @@ export class ClusterView {
   @ApiProperty() createdAt!: string;
   @ApiProperty() updatedAt!: string;
   @ApiProperty({ type: ClusterReportsView }) reports!: ClusterReportsView;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Reported by the provisioner on → running',
+  })
+  apiEndpoint!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The API server CA (PEM, public)' })
+  caCertificate!: string | null;
+  @ApiProperty({ nullable: true, type: VeleroDto }) velero!: VeleroDto | null;
+}
+
+class KubernetesVersion {
+  @ApiProperty({ example: '1.30' }) version!: string;
+  @ApiProperty() default!: boolean;
+}
+
+export class KubernetesVersionsView {
+  @ApiProperty({ type: [KubernetesVersion] }) items!: KubernetesVersion[];
 }

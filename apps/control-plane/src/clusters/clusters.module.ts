@@ -10,13 +10,15 @@ import { RemovePoolFromClusterHandler } from './remove-pool-from-cluster.handler
 import { MarkClusterReportsStalledHandler } from './mark-cluster-reports-stalled.handler';
 import { ResumeClusterReportsHandler } from './resume-cluster-reports.handler';
 import { GetClusterStateHandler } from './get-cluster-state.handler';
+import { DeleteClusterHandler, TransitionClusterHandler } from './transition-cluster.handler';
 import { GetClusterLivenessHandler } from './get-cluster-liveness.handler';
 import { ClustersController } from './clusters.controller';
+import { KubernetesVersionsController } from './kubernetes-versions.controller';
 import { clustersProjection } from './clusters.projection';
 import { ClustersService } from './clusters.service';
 
 @Module({
-  controllers: [ClustersController],
+  controllers: [ClustersController, KubernetesVersionsController],
   providers: [
     ClustersService,
     AdoptClusterHandler,
@@ -26,6 +28,8 @@ import { ClustersService } from './clusters.service';
     ResumeClusterReportsHandler,
     GetClusterStateHandler,
     GetClusterLivenessHandler,
+    TransitionClusterHandler,
+    DeleteClusterHandler,
   ],
 })
 export class ClustersModule implements OnModuleInit {

@@ -2,7 +2,7 @@ import { Projection } from '@fleet/cqrs';
 import { StoredEvent } from '@fleet/eventstore/port';
 import { assertNever } from '@fleet/kernel';
 import { versionsAfter } from './cluster.decider';
-import { ClusterEvent, ClusterStatus, clusterCodec } from './cluster.events';
+import { ClusterEvent, ClusterStatus, VeleroSettings, clusterCodec } from './cluster.events';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 
 export const CLUSTERS = 'clusters';
@@ -19,6 +19,10 @@ export type ClusterDoc = {
   /** While upgrading: the version it upgrades to. */
   targetVersion: string | null;
   adopted: boolean;
+  /** Where the API server answers and its CA, once the provisioner reported them (running). */
+  apiEndpoint: string | null;
+  caCertificate: string | null;
+  velero: VeleroSettings | null;
   pools: string[];
   history: Array<{
     from: ClusterStatus | null;
@@ -63,6 +67,9 @@ export const projectCluster = (
     status: 'requested',
     targetVersion: null,
     adopted: false,
+    apiEndpoint: null,
+    caCertificate: null,
+    velero: null,
     pools: [],
     history: [],
     createdAt: at,
@@ -71,10 +78,11 @@ export const projectCluster = (
   });
   switch (event.type) {
     case 'ClusterRequested': {
-      const { at, ...d } = event.data;
+      const { at, velero, ...d } = event.data;
       return {
         ...base(d.clusterId, at),
         ...d,
+        velero: velero ?? null,
         history: [{ from: null, to: 'requested', reason: null, at }],
       };
     }
@@ -95,6 +103,8 @@ export const projectCluster = (
         _rev: revision,
         status: to,
         ...versionsAfter(doc, event.data),
+        apiEndpoint: event.data.apiEndpoint ?? doc.apiEndpoint ?? null,
+        caCertificate: event.data.caCertificate ?? doc.caCertificate ?? null,
         history: [...doc.history, { from, to, reason, at }],
         updatedAt: at,
       };

@@ -3,10 +3,12 @@ import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
 import { CommandContext, notFound, uuidFrom } from '@fleet/kernel';
 import { Doc, ReadModelStore } from '@fleet/readmodels/port';
 import { validationFailed } from '../platform/errors/error-envelope';
-import { READ_MODELS } from '../platform/runtime/tokens';
+import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
+import { Config } from '../config/config';
+import { isListed } from '../config/k8s-versions';
 import { ClusterCommand, clusterAggregate } from './cluster.decider';
 import { clusterLivenessAggregate } from './cluster-liveness.decider';
-import { ClusterStatus, clusterStreamId } from './cluster.events';
+import { ClusterStatus, VeleroSettings, clusterStreamId } from './cluster.events';
 import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
 import { checkCidr, cidrsOverlap } from './cidr';
 
@@ -17,6 +19,7 @@ export type ClusterInput = {
   k8sVersion: string;
   podCidr: string;
   serviceCidr: string;
+  velero?: { enabled: boolean; schedule?: string; ttlHours?: number };
 };
 
 @Injectable()
@@ -25,27 +28,58 @@ export class ClustersService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  async create(
-    input: ClusterInput,
-    ctx: CommandContext,
-  ): Promise<{ clusterId: string; status: ClusterStatus }> {
+  /** The Kubernetes versions a cluster may be created at or upgraded to (K8S_VERSIONS). */
+  versions() {
+    return { items: this.config.k8sVersions.map((v) => ({ ...v })) };
+  }
+
+  /** Refuses (400 naming the fields) a version not in the catalog and bad or overlapping CIDRs. */
+  check(input: ClusterInput): void {
+    const problems: Array<{ field: string; problems: string[] }> = [];
+    if (!isListed(this.config.k8sVersions, input.k8sVersion)) {
+      const listed = this.config.k8sVersions.map((v) => v.version).join(', ');
+      problems.push({
+        field: 'k8sVersion',
+        problems: [`must be one of ${listed} (GET /v1/kubernetes-versions)`],
+      });
+    }
     const pod = checkCidr(input.podCidr);
     const service = checkCidr(input.serviceCidr);
-    const problems: Array<{ field: string; problems: string[] }> = [];
     if ('problem' in pod) problems.push({ field: 'podCidr', problems: [pod.problem] });
     if ('problem' in service) problems.push({ field: 'serviceCidr', problems: [service.problem] });
     if ('cidr' in pod && 'cidr' in service && cidrsOverlap(pod.cidr, service.cidr)) {
       problems.push({ field: 'serviceCidr', problems: [`overlaps podCidr ${input.podCidr}`] });
     }
     if (problems.length) throw validationFailed(problems);
+  }
+
+  async create(
+    input: ClusterInput,
+    ctx: CommandContext,
+  ): Promise<{ clusterId: string; status: ClusterStatus }> {
+    this.check(input);
+    // Named one by one: the body carries more (nodePools) than the cluster's event records.
+    const { name, k8sVersion, podCidr, serviceCidr, velero: asked } = input;
+    const cluster = { name, k8sVersion, podCidr, serviceCidr };
+    const velero: VeleroSettings | null = asked
+      ? {
+          enabled: asked.enabled,
+          schedule: asked.schedule ?? null,
+          ttlHours: asked.ttlHours ?? null,
+        }
+      : null;
     // A cluster id is a valid operator clusterId (lower-case, [a-z0-9-]) and follows the command id.
     const clusterId = uuidFrom('cluster', ctx.commandId);
     const result = await this.pipeline.handle(
       clusterAggregate,
       clusterStreamId(clusterId),
-      { type: 'RequestCluster', data: { clusterId, ...input, at: ctx.now.toISOString() } },
+      {
+        type: 'RequestCluster',
+        data: { clusterId, ...cluster, velero, at: ctx.now.toISOString() },
+      },
       ctx,
     );
     await this.runner.settle(result.position, [CLUSTERS_PROJECTION]);
@@ -66,13 +100,17 @@ export class ClustersService {
 
   async transition(
     clusterId: string,
-    to: ClusterStatus,
-    reason: string | null,
+    move: {
+      to: ClusterStatus;
+      reason: string | null;
+      apiEndpoint?: string;
+      caCertificate?: string;
+    },
     ctx: CommandContext,
   ) {
     await this.execute(
       clusterId,
-      { type: 'TransitionCluster', data: { clusterId, to, reason, at: ctx.now.toISOString() } },
+      { type: 'TransitionCluster', data: { clusterId, ...move, at: ctx.now.toISOString() } },
       ctx,
     );
     return this.get(clusterId);
@@ -100,7 +138,13 @@ export class ClustersService {
     const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!doc) throw notFound('cluster', clusterId);
     const { _id: _i, _rev: _r, ...view } = doc;
-    // Documents written before the guard was shown (a MongoDB not yet rebuilt).
-    return { ...view, reports: view.reports ?? reportingNormally() };
+    // Documents written before the guard (or the endpoint, velero) was shown (a MongoDB not yet rebuilt).
+    return {
+      ...view,
+      apiEndpoint: view.apiEndpoint ?? null,
+      caCertificate: view.caCertificate ?? null,
+      velero: view.velero ?? null,
+      reports: view.reports ?? reportingNormally(),
+    };
   }
 }

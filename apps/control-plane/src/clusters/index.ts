@@ -3,6 +3,7 @@ export {
   CLUSTER_STATUSES,
   ClusterStatus,
   ClusterEvent,
+  VeleroSettings,
   clusterCodec,
   clusterStreamId,
 } from './cluster.events';
@@ -20,7 +21,9 @@ export { MarkClusterReportsStalled } from './mark-cluster-reports-stalled.handle
 export { ResumeClusterReports } from './resume-cluster-reports.handler';
 export { GetClusterState } from './get-cluster-state.handler';
 export { GetClusterLiveness } from './get-cluster-liveness.handler';
-export { OpenClusterOperation } from './open-cluster-operation.command';
+export { OpenClusterOperation, ClusterPoolSpec } from './open-cluster-operation.command';
+export { CheckNodePools } from './check-node-pools.command';
+export { TransitionCluster, DeleteCluster } from './transition-cluster.handler';
 export { ClustersModule } from './clusters.module';
 export { Cidr, CIDR_RULE, checkCidr, cidrsOverlap } from './cidr';
 export { LiveMeshesOf } from './live-meshes-of.query';

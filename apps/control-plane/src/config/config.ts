@@ -7,6 +7,7 @@ import {
 import { POSTGRES_SCHEMES, postgresConnectionProblem } from '@fleet/eventstore/postgres-connection';
 import { GPU_MODELS, GpuModel } from '../catalog/catalog';
 import { MIN_JWT_SECRET_LENGTH } from './jwt-secret-rule';
+import { DEFAULT_K8S_VERSIONS, K8sVersion, parseK8sVersions } from './k8s-versions';
 
 export type RateCard = {
   readonly currency: string;
@@ -57,11 +58,21 @@ export type Config = {
    * the leader only, and a leader that dies is replaced within this.
    */
   readonly leaderLeaseSec: number;
+  /** The Kubernetes minors clusters may run (K8S_VERSIONS), oldest first, one default. */
+  readonly k8sVersions: readonly K8sVersion[];
+  /** Seconds the simulated provisioner takes from requested to running (0: at once). */
+  readonly simProvisionSec: number;
+  /** A lifecycle step the simulated provisioner fails once per cluster (tests of child apps). */
+  readonly simProvisionFail?: SimulatedFailure;
   /** Where backups go (`s3://bucket/path`, …), each tenant under its own prefix. */
   readonly backupBucket: string;
   /** A Velero controller's HTTP API; unset: backups are simulated in process. */
   readonly veleroUrl?: string;
 };
+
+/** The steps the simulated provisioner can be told to fail. */
+export const SIMULATED_FAILURES = ['provisioning', 'bootstrapping', 'upgrading'] as const;
+export type SimulatedFailure = (typeof SIMULATED_FAILURES)[number];
 
 export class ConfigError extends Error {
   constructor(
@@ -247,6 +258,21 @@ export const parseRateCard = (raw: string, baseDir = process.cwd()): RateCard =>
   };
 };
 
+const k8sVersions = (env: Env): K8sVersion[] => {
+  const parsed = parseK8sVersions(present(env, 'K8S_VERSIONS') ?? DEFAULT_K8S_VERSIONS);
+  if ('problem' in parsed) throw new ConfigError('K8S_VERSIONS', parsed.problem);
+  return parsed;
+};
+
+const simulatedFailure = (env: Env): SimulatedFailure | undefined => {
+  const raw = present(env, 'SIM_PROVISION_FAIL');
+  if (raw === undefined) return undefined;
+  if (!(SIMULATED_FAILURES as readonly string[]).includes(raw)) {
+    throw new ConfigError('SIM_PROVISION_FAIL', `expected one of ${SIMULATED_FAILURES.join(', ')}`);
+  }
+  return raw as SimulatedFailure;
+};
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Reads and validates every setting; the first bad one throws a ConfigError that names it. */
@@ -280,6 +306,9 @@ export const loadConfig = (env: Env = process.env): Config => {
     jobsRepairSec: integer(env, 'JOBS_REPAIR_SEC', 10, 1, 3600),
     startTimeoutSec: integer(env, 'START_TIMEOUT_SEC', 60, 1, 3600),
     leaderLeaseSec: integer(env, 'LEADER_LEASE_SEC', 10, 1, 3600),
+    k8sVersions: k8sVersions(env),
+    simProvisionSec: integer(env, 'SIM_PROVISION_SEC', 3, 0, 3600),
+    simProvisionFail: simulatedFailure(env),
     backupBucket: bucket(env, 'BACKUP_BUCKET', 's3://fleet-backups'),
     veleroUrl: url(env, 'VELERO_URL', ['http:', 'https:']),
   };

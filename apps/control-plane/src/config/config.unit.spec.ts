@@ -23,6 +23,27 @@ describe('configuration', () => {
     expect(config.leaderLeaseSec).toBe(10);
   });
 
+  it('reads the Kubernetes versions and the simulated provisioner settings', () => {
+    const defaults = loadConfig({});
+    expect(defaults.k8sVersions).toEqual([
+      { version: '1.29', default: false },
+      { version: '1.30', default: true },
+      { version: '1.31', default: false },
+      { version: '1.32', default: false },
+    ]);
+    expect([defaults.simProvisionSec, defaults.simProvisionFail]).toEqual([3, undefined]);
+    const set = loadConfig({
+      K8S_VERSIONS: ' 1.27 , 1.28* ',
+      SIM_PROVISION_SEC: '0',
+      SIM_PROVISION_FAIL: 'bootstrapping',
+    });
+    expect(set.k8sVersions.map((v) => `${v.version}${v.default ? '*' : ''}`)).toEqual([
+      '1.27',
+      '1.28*',
+    ]);
+    expect([set.simProvisionSec, set.simProvisionFail]).toEqual([0, 'bootstrapping']);
+  });
+
   it('reads LEADER_LEASE_SEC', () => {
     expect(loadConfig({ LEADER_LEASE_SEC: '3' }).leaderLeaseSec).toBe(3);
   });
@@ -151,6 +172,14 @@ describe('configuration', () => {
     [{ LEADER_LEASE_SEC: '2.5' }, 'LEADER_LEASE_SEC'],
     [{ LEADER_LEASE_SEC: 'ten' }, 'LEADER_LEASE_SEC'],
     [{ LEADER_LEASE_SEC: '3601' }, 'LEADER_LEASE_SEC'],
+    [{ K8S_VERSIONS: '1.29,1.30,1.31' }, 'K8S_VERSIONS'],
+    [{ K8S_VERSIONS: '1.29*,1.30*' }, 'K8S_VERSIONS'],
+    [{ K8S_VERSIONS: '1.29,1.31*' }, 'K8S_VERSIONS'],
+    [{ K8S_VERSIONS: '1.30*,1.29' }, 'K8S_VERSIONS'],
+    [{ K8S_VERSIONS: 'latest*' }, 'K8S_VERSIONS'],
+    [{ SIM_PROVISION_SEC: '-1' }, 'SIM_PROVISION_SEC'],
+    [{ SIM_PROVISION_SEC: 'soon' }, 'SIM_PROVISION_SEC'],
+    [{ SIM_PROVISION_FAIL: 'running' }, 'SIM_PROVISION_FAIL'],
     [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, cpuPerVcpuHour: 2 ** 53 }) }, 'RATE_CARD'],
     [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, extra: 1 }) }, 'RATE_CARD'],
   ])('refuses %j naming %s', (env, setting) => refuses(env as Record<string, string>, setting));

@@ -1,14 +1,16 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { OpenClusterOperation } from '../clusters';
-import { OperationsService } from './operations.service';
+import { ClusterOperationsService } from './cluster-operations.service';
 
-/** The clusters slice's create, upgrade and repair each open an operation that follows them. */
+/** The clusters slice's create, upgrade, repair and delete each open an operation that carries them out. */
 @CommandHandler(OpenClusterOperation)
 export class OpenClusterOperationHandler implements ICommandHandler<OpenClusterOperation> {
-  constructor(@Inject(OperationsService) private readonly operations: OperationsService) {}
+  constructor(
+    @Inject(ClusterOperationsService) private readonly operations: ClusterOperationsService,
+  ) {}
 
-  execute({ clusterId, operationType, reason, ctx }: OpenClusterOperation) {
-    return this.operations.openCluster(clusterId, operationType, reason, ctx);
+  execute({ clusterId, operationType, reason, ctx, pools }: OpenClusterOperation) {
+    return this.operations.open(clusterId, operationType, reason, ctx, pools);
   }
 }

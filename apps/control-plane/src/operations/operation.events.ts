@@ -7,6 +7,7 @@ export const OPERATION_TYPES = [
   'create_cluster',
   'upgrade_cluster',
   'repair_cluster',
+  'delete_cluster',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 export type OperationStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'timeout';
@@ -22,6 +23,8 @@ export type OperationTarget = {
   readonly addHostnames: readonly string[];
   /** Resize: the node shape to roll the pool onto (absent for other types). */
   readonly resizeTo?: { readonly cpu: number; readonly memoryGiB: number } | null;
+  /** A cluster's create (and its repair): the pools made with it and their hostnames, decided once. */
+  readonly clusterPools?: ReadonlyArray<{ readonly poolId: string; readonly hostnames: string[] }>;
 };
 
 export const operationStreamId = (operationId: string): string => `operation-${operationId}`;

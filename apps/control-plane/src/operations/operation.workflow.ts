@@ -1,5 +1,5 @@
 import { Workflow, assertNever } from '@fleet/kernel';
-import { OperationCommand, OperationState, isFinished } from './operation.decider';
+import { OperationCommand, OperationState, isFinished, stepOf } from './operation.decider';
 import {
   POLL_MS,
   Running,
@@ -40,6 +40,16 @@ export type Member = NodeRef & {
   readonly capacity: { readonly cpu: number; readonly memoryGiB: number };
 };
 
+/** A node of a cluster being deleted, as the Nodes read model shows it (deleted ones are gone). */
+export type ClusterNode = NodeRef & {
+  readonly poolId: string | null;
+  readonly online: boolean;
+  readonly sessions: number;
+};
+
+/** What a cluster operation asks the provisioner for (OperationSnapshot.asked: `cluster <action>`). */
+export type ClusterAction = 'create' | 'upgrade' | 'repair' | 'delete';
+
 /** A chosen node as its stream says now: `gone` once deleted (or never seen). */
 export type ChosenNode = {
   readonly status: 'online' | 'offline' | 'gone';
@@ -67,8 +77,13 @@ export type OperationSnapshot = {
   readonly nodes: Readonly<Record<string, ChosenNode>>;
   /** Each recorded drain's status in the Drains read model (absent: not there yet). */
   readonly drains: Readonly<Record<string, string>>;
-  /** Provisioner requests made by this process: `removal <key>`, `create <hostname>`. */
+  /** Provisioner requests made by this process: `removal <key>`, `create <hostname>`, `cluster <action>`. */
   readonly asked: ReadonlySet<string>;
+  /** A cluster's deletion: its nodes and its pools not deleted yet (null when not read). */
+  readonly clusterNodes: readonly ClusterNode[] | null;
+  readonly clusterPools: readonly string[] | null;
+  /** A cluster's deletion: its Cluster Mesh requests still live (the mesh slice takes them down). */
+  readonly liveMeshes: number | null;
 };
 
 type Of<T extends OperationCommand['type']> = Extract<OperationCommand, { type: T }>;
@@ -90,6 +105,11 @@ export type OperationOutput =
   /** Through the node command path (refused while it holds sessions: looked at again). */
   | { type: 'DeleteNode'; data: { nodeId: string; at: string } }
   | { type: 'MarkPoolDeleted'; data: { at: string } }
+  /** The provisioner asked to carry the cluster's lifecycle (once per process: idempotent). */
+  | { type: 'AskProvisioner'; data: { action: ClusterAction } }
+  /** A cluster's deletion: its pools marked deleted, then the cluster `deleted`. */
+  | { type: 'MarkClusterPoolsDeleted'; data: { poolIds: string[]; at: string } }
+  | { type: 'MarkClusterDeleted'; data: { at: string } }
   | { type: 'ChangePoolSpec'; data: Shape & { at: string } }
   | { type: 'AddPoolToCluster'; data: { clusterId: string; poolId: string; at: string } }
   | { type: 'EndPoolOperation'; data: { operationId: string; at: string } }
@@ -106,7 +126,7 @@ type Out = OperationOutput[];
  * through (provisioning, bootstrapping, upgrading, …), success once it is running, failure
  * once it failed (unless repairing a failed cluster, which starts there).
  */
-const followCluster = (op: Running, s: OperationSnapshot): Out => {
+const followCluster = (op: Running, s: OperationSnapshot, at: string): Out => {
   if (s.clusterHistory === null) return [again(CLUSTER_POLL_MS)];
   const since = Date.parse(op.requestedAt);
   const moves = s.clusterHistory.filter((h) => Date.parse(h.at) >= since);
@@ -125,9 +145,9 @@ const followCluster = (op: Running, s: OperationSnapshot): Out => {
   for (const move of moves) {
     if (move.to === 'running') {
       close(move.at);
-      return [...outputs, succeed(move.at)];
+      return [...outputs, ...awaitNodes(op, s, move.at, at)];
     }
-    if (move.to === 'failed' || (move.to === 'deleting' && !repairing)) {
+    if (move.to === 'failed' || move.to === 'deleting') {
       if (repairing && move.to === 'failed') continue; // a repair waits for a retry to succeed
       const error =
         move.to === 'failed'
@@ -144,9 +164,75 @@ const followCluster = (op: Running, s: OperationSnapshot): Out => {
   return [...outputs, again(CLUSTER_POLL_MS)];
 };
 
+const ACTIONS: Partial<Record<Running['operationType'], ClusterAction>> = {
+  create_cluster: 'create',
+  upgrade_cluster: 'upgrade',
+  repair_cluster: 'repair',
+  delete_cluster: 'delete',
+};
+
+/** Asks the provisioner once per process (again after a restart), then follows the lifecycle. */
+const clusterStep = (op: Running, s: OperationSnapshot, at: string): Out => {
+  if (s.clusterHistory === null) return [again(CLUSTER_POLL_MS)]; // the read model catches up
+  if (op.operationType === 'delete_cluster') return deleteCluster(op, s, at);
+  const action = ACTIONS[op.operationType];
+  if (action && !s.asked.has(`cluster ${action}`))
+    return [{ type: 'AskProvisioner', data: { action } }, again(0)];
+  return followCluster(op, s, at);
+};
+
+/**
+ * Running: a create (or the repair of a create that failed) with pools ends once every node
+ * it asked for registered in its pool; without pools, at the move to running.
+ */
+const awaitNodes = (op: Running, s: OperationSnapshot, ranAt: string, at: string): Out => {
+  const hostnames = (op.clusterPools ?? []).flatMap((p) => p.hostnames);
+  if (hostnames.length === 0) return [succeed(ranAt)];
+  const registered = hostnames.filter((h) => s.registered.has(h)).length;
+  const started = start(op, 'await_nodes', ranAt);
+  if (registered < hostnames.length) return [...started, again(POLL_MS)];
+  const detail = `${registered} node(s) registered in their pools`;
+  return [...started, complete('await_nodes', detail, at), succeed(at)];
+};
+
+/**
+ * A cluster's deletion (it is `deleting` already): its meshes taken down (the mesh slice does
+ * that on `deleting`; this waits), the provisioner takes every node down, each is deleted once
+ * offline and empty, then its pools are marked deleted and it ends `deleted`. Each output is
+ * idempotent, so a run repeated after a crash changes nothing.
+ */
+const deleteCluster = (op: Running, s: OperationSnapshot, at: string): Out => {
+  const { clusterNodes: nodes, clusterPools: pools, liveMeshes } = s;
+  if (nodes === null || pools === null || liveMeshes === null) return [again(CLUSTER_POLL_MS)];
+  const meshes = stepOf(op, 'disconnect_meshes');
+  if (!meshes) return [...start(op, 'disconnect_meshes', at), again(0)];
+  if (meshes.status === 'running') {
+    if (liveMeshes > 0) return [again(CLUSTER_POLL_MS)];
+    return [complete('disconnect_meshes', 'no live mesh', at), again(0)];
+  }
+  const removing = stepOf(op, 'remove_nodes');
+  if (!removing) return [...start(op, 'remove_nodes', at), again(0)];
+  if (removing.status === 'running') {
+    if (!s.asked.has('cluster delete'))
+      return [{ type: 'AskProvisioner', data: { action: 'delete' } }, again(0)];
+    if (nodes.length === 0) return [complete('remove_nodes', 'every node removed', at), again(0)];
+    const gone = nodes.filter((n) => !n.online && n.sessions === 0);
+    const deletes: Out = gone.map((n) => ({ type: 'DeleteNode', data: { nodeId: n.nodeId, at } }));
+    return [...deletes, again(gone.length < nodes.length ? POLL_MS : 0)];
+  }
+  const poolIds = [...pools];
+  return [
+    ...start(op, 'delete_pools', at),
+    { type: 'MarkClusterPoolsDeleted', data: { poolIds, at } },
+    complete('delete_pools', `${poolIds.length} pool(s) deleted`, at),
+    { type: 'MarkClusterDeleted', data: { at } },
+    succeed(at),
+  ];
+};
+
 /** The next thing a step does; each step re-reads the operation, so one move per step suffices. */
 const step = (op: Running, s: OperationSnapshot, at: string): Out => {
-  if (op.poolId === null) return followCluster(op, s);
+  if (op.poolId === null) return clusterStep(op, s, at);
   if (!s.poolSeen) return [again(POLL_MS)]; // the pool's read model is catching up
   return poolOperationStep(op, s, at);
 };
@@ -208,5 +294,8 @@ export const operationWorkflow: Workflow<OperationInput, OperationOutput, Operat
     nodes: {},
     drains: {},
     asked: new Set(),
+    clusterNodes: null,
+    clusterPools: null,
+    liveMeshes: null,
   }),
 };

@@ -166,6 +166,8 @@ describe('the operation workflow', () => {
     const create = requested('create_cluster', { poolId: null });
     const minute = (n: number) => `2026-12-02T10:0${n}:00.000Z`;
     const move = (from: string | null, to: string, n: number) => ({ from, to, at: minute(n) });
+    /** The provisioner was asked already (cluster-operation.workflow.unit.spec.ts: the asking). */
+    const asked = new Set(['cluster create']);
 
     it('looks again in a while until the cluster is in its read model', () => {
       spec
@@ -180,7 +182,7 @@ describe('the operation workflow', () => {
         move('requested', 'provisioning', 1),
         move('provisioning', 'bootstrapping', 2),
       ];
-      given([create], { clusterHistory: history })
+      given([create], { clusterHistory: history, asked })
         .when(stepDue)
         .then([
           start('provisioning', minute(1)),
@@ -190,6 +192,7 @@ describe('the operation workflow', () => {
         ]);
       given([create, started('provisioning'), started('bootstrapping')], {
         clusterHistory: [...history, move('bootstrapping', 'running', 3)],
+        asked,
       })
         .when(stepDue)
         .then([
@@ -200,26 +203,29 @@ describe('the operation workflow', () => {
     });
 
     it('fails when the cluster fails or is being deleted', () => {
-      given([create], { clusterHistory: [move('requested', 'failed', 1)] })
+      given([create], { clusterHistory: [move('requested', 'failed', 1)], asked })
         .when(stepDue)
         .then([fail('cluster failed during requested', minute(1))]);
-      given([create], { clusterHistory: [move(null, 'failed', 1)] })
+      given([create], { clusterHistory: [move(null, 'failed', 1)], asked })
         .when(stepDue)
         .then([fail('cluster failed during an unknown step', minute(1))]);
-      given([create], { clusterHistory: [move('running', 'deleting', 1)] })
+      given([create], { clusterHistory: [move('running', 'deleting', 1)], asked })
         .when(stepDue)
         .then([fail('cluster is being deleted', minute(1))]);
     });
 
     it('repairs in one step from the request, through failed retries, until running', () => {
       const repair = requested('repair_cluster', { poolId: null });
+      const asked = new Set(['cluster repair']);
       given([repair], {
         clusterHistory: [move('failed', 'repairing', 1), move('repairing', 'failed', 2)],
+        asked,
       })
         .when(stepDue)
         .then([start('repair', T0), again(1000)]);
       given([repair, started('repair')], {
         clusterHistory: [move('failed', 'repairing', 1), move('repairing', 'running', 3)],
+        asked,
       })
         .when(stepDue)
         .then([complete('repair', null, minute(3)), succeed(minute(3))]);

@@ -15,6 +15,7 @@ import { operationsProjection } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
 import { OperationsQueries } from './operations.queries';
+import { ClusterOperationsService } from './cluster-operations.service';
 import { ResizeNodePoolHandler } from './resize-node-pool.handler';
 import { ScaleNodePoolHandler } from './scale-node-pool.handler';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
@@ -23,8 +24,8 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
   imports: [ProvisionerModule],
   controllers: [OperationsController],
   providers: [
-    ...[OperationsSaga, OperationsService, OperationsQueries, AutoscalerService],
-    ...[OpenClusterOperationHandler, KeepPoolWithinBoundsHandler],
+    ...[OperationsSaga, OperationsService, OperationsQueries, ClusterOperationsService],
+    ...[AutoscalerService, OpenClusterOperationHandler, KeepPoolWithinBoundsHandler],
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
   ],

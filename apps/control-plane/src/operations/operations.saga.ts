@@ -13,7 +13,7 @@ import { EventStore, StoredEvent } from '@fleet/eventstore/port';
 import { DelayedJobs, scheduleUnlessBusy } from '@fleet/jobs/port';
 import { Clock, CommandContext, DomainError, systemContext, uuidFrom } from '@fleet/kernel';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { AddPoolToCluster, CLUSTERS, ClusterDoc, clusterCodec } from '../clusters';
+import { AddPoolToCluster, clusterCodec } from '../clusters';
 import { CLOCK, DELAYED_JOBS, EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { ChangePoolSpec, EndPoolOperation, MarkPoolDeleted, NODE_POOLS, PoolDoc } from '../pools';
 import { PROVISIONER, Provisioner } from '../provisioner';
@@ -32,6 +32,7 @@ import {
 } from './operation.workflow';
 import { OPERATIONS, OperationDoc } from './operations.projection';
 import { PoolOperationEffects, operationCommandId, poolOp } from './pool-operation.effects';
+import { ClusterOperationEffects } from './cluster-operation.effects';
 
 export const OPERATION_STEP_QUEUE = 'operation-step';
 export const OPERATION_DEADLINE_QUEUE = 'operation-deadline';
@@ -55,6 +56,7 @@ export class OperationsSaga {
   private readonly steps: WorkflowRunner<OperationInput, OperationOutput, OperationSnapshot>;
   private readonly timers: WorkflowRunner<OperationInput, OperationOutput, OperationSnapshot>;
   private readonly effects: PoolOperationEffects;
+  private readonly clusterEffects: ClusterOperationEffects;
   /** Each operation's request's correlation id (its first event's), read once per process. */
   private readonly correlations = new Map<string, string>();
 
@@ -72,6 +74,13 @@ export class OperationsSaga {
   ) {
     this.effects = new PoolOperationEffects({
       pipeline,
+      readModels,
+      provisioner,
+      commands,
+      queries,
+      context: (operationId, commandId) => this.context(operationId, commandId),
+    });
+    this.clusterEffects = new ClusterOperationEffects({
       readModels,
       provisioner,
       commands,
@@ -162,6 +171,7 @@ export class OperationsSaga {
     });
     this.correlations.delete(operationId);
     this.effects.forget(operationId);
+    this.clusterEffects.forget(operationId);
   }
 
   async deadline(operationId: string): Promise<void> {
@@ -193,10 +203,7 @@ export class OperationsSaga {
     const bare = { ...operationWorkflow.initialState(), op };
     if (input.type !== 'OperationStepDue' || op.status === 'absent' || isFinished(op.status))
       return bare;
-    if (op.poolId === null) {
-      const cluster = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, op.clusterId);
-      return { ...bare, clusterHistory: cluster ? cluster.history : null };
-    }
+    if (op.poolId === null) return this.clusterEffects.snapshot({ ...bare, op });
     return this.effects.snapshot({ ...bare, op: { ...op, poolId: op.poolId } });
   }
 
@@ -227,6 +234,10 @@ export class OperationsSaga {
         this.commands.execute(
           new MarkPoolDeleted(poolOp(run).poolId, data, await poolContext(run, 'pool-deleted')),
         ),
+      AskProvisioner: (output, run) => this.clusterEffects.ask(output.data, run),
+      MarkClusterPoolsDeleted: (output, run) =>
+        this.clusterEffects.markPoolsDeleted(output.data, run),
+      MarkClusterDeleted: (output, run) => this.clusterEffects.markDeleted(output.data, run),
       ChangePoolSpec: async ({ data }, run) =>
         this.commands.execute(
           new ChangePoolSpec(poolOp(run).poolId, data, await poolContext(run, 'spec')),

@@ -311,46 +311,6 @@ export class OperationsService {
   }
 
   /**
-   * A cluster operation: it follows the lifecycle the provisioner reports (one step per
-   * working status) and succeeds when the cluster is running, fails when it is failed (a
-   * repair starts from there), or times out.
-   */
-  async openCluster(
-    clusterId: string,
-    type: 'create_cluster' | 'upgrade_cluster' | 'repair_cluster',
-    reason: string | null,
-    ctx: CommandContext,
-  ): Promise<{ operationId: string }> {
-    const operationId = uuidFrom('operation', ctx.commandId, type);
-    const deadlineAt = new Date(
-      ctx.now.getTime() + this.config.operationDeadlineSec * 1000,
-    ).toISOString();
-    const requested = await this.pipeline.handle(
-      operationAggregate,
-      operationStreamId(operationId),
-      {
-        type: 'RequestOperation',
-        data: {
-          operationId,
-          operationType: type,
-          clusterId,
-          poolId: null,
-          fromSize: null,
-          desiredSize: null,
-          addHostnames: [],
-          reason,
-          deadlineAt,
-          at: ctx.now.toISOString(),
-        },
-      },
-      { ...ctx, commandId: uuidFrom(ctx.commandId, 'request', type) },
-    );
-    await this.arm(operationId, deadlineAt);
-    await this.runner.settle(requested.position, [OPERATIONS_PROJECTION]);
-    return { operationId };
-  }
-
-  /**
    * The operation is recorded: with Redis out of reach it starts once Redis is back (the
    * saga's repair re-arms an unfinished operation without a job), and the request does not
    * wait for that (a cluster create waited, then answered 500, and its retry made a second

@@ -26,7 +26,7 @@ export const operationCommandId = (operationId: string, command: OperationComman
     : uuidFrom(operationId, command.type, JSON.stringify(command.data));
 
 /** The pool as the provisioner is asked for it. */
-const definitionOf = (pool: PoolDoc): PoolDefinition => {
+export const definitionOf = (pool: PoolDoc): PoolDefinition => {
   const {
     _id: _i,
     _rev: _r,
@@ -187,12 +187,14 @@ export class PoolOperationEffects {
     this.remember(operationId, `removal ${key}`);
   }
 
-  /** Through the node command path, once offline: refused while it still holds sessions. */
+  /** Through the node command path, once offline (a pool's or a cluster's deletion): refused while it still holds sessions. */
   async deleteNode(
     { nodeId, at }: Extract<OperationOutput, { type: 'DeleteNode' }>['data'],
     run: Run,
   ): Promise<void> {
-    const { operationId } = poolOp(run);
+    const { op } = run.state;
+    if (op.status === 'absent') throw new Error('a node deletion without its operation');
+    const { operationId } = op;
     try {
       await this.deps.commands.execute(
         new DeleteNode(

@@ -18,6 +18,8 @@ export { PoolAccessRule } from './pool-access.service';
 export { NODE_POOLS, PoolDoc } from './pools.projection';
 export { POOLS_PROJECTION } from './pools.service';
 export { PoolView, ResizeNodePoolDto, ScaleNodePoolDto } from './pools.dto';
+export { CreateNodePool } from './create-node-pool.handler';
+export { ClusterPoolSpecDto } from './check-node-pools.handler';
 export { BeginPoolOperation } from './begin-pool-operation.handler';
 export { EndPoolOperation } from './end-pool-operation.handler';
 export { MarkPoolDeleted } from './mark-pool-deleted.handler';

@@ -4,6 +4,7 @@ import { NodesModule } from '../nodes';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { CreateNodePoolHandler } from './create-node-pool.handler';
+import { CheckNodePoolsHandler } from './check-node-pools.handler';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
 import { GpuTypesController } from './gpu-types.controller';
@@ -24,6 +25,7 @@ import { PoolsService } from './pools.service';
   providers: [
     PoolsService,
     CreateNodePoolHandler,
+    CheckNodePoolsHandler,
     BeginPoolOperationHandler,
     EndPoolOperationHandler,
     MarkPoolDeletedHandler,

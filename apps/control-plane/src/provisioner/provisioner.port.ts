@@ -1,4 +1,5 @@
 import { PoolDefinition } from '../pools';
+import { ClusterProvisioner } from './cluster-provisioner.port';
 
 export type CreateNodesRequest = {
   readonly operationId: string;
@@ -18,9 +19,12 @@ export type RemoveNodesRequest = {
  * operator reports them, and go away when they stop reporting. Both are idempotent per
  * operation (asked again after a crash, the same hostnames are meant).
  */
-export interface Provisioner {
+export interface NodeProvisioner {
   createNodes(request: CreateNodesRequest): Promise<void>;
   removeNodes(request: RemoveNodesRequest): Promise<void>;
 }
+
+/** Every part of the provisioner (node requests, the cluster lifecycle, …), each in its own interface. */
+export interface Provisioner extends NodeProvisioner, ClusterProvisioner {}
 
 export const PROVISIONER = Symbol('PROVISIONER');

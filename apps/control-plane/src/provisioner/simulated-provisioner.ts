@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandContext, systemContext, newId, uuidFrom } from '@fleet/kernel';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { Config } from '../config/config';
+import { Config, SimulatedFailure } from '../config/config';
+import { CLUSTERS, ClusterDoc, GetClusterState, TransitionCluster } from '../clusters';
 import {
   GetNodeState,
   NODES,
@@ -17,8 +18,23 @@ import { GPU_CATALOG } from '../catalog/catalog';
 import { AssignNodeToPool } from '../pools';
 import { CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import { CreateNodesRequest, Provisioner, RemoveNodesRequest } from './provisioner.port';
+import {
+  ClusterPoolPlan,
+  CreateClusterRequest,
+  DeleteClusterRequest,
+  RepairClusterRequest,
+  UpgradeClusterRequest,
+} from './cluster-provisioner.port';
+import {
+  nextSimulatedMove,
+  simulatedCaCertificate,
+  simulatedEndpoint,
+} from './simulated-lifecycle';
 
 const SIMULATED = 'simulated';
+
+/** One cluster carried along: its pools to make, and whether a repair asked (failed, degraded move on). */
+type Drive = { pools: readonly ClusterPoolPlan[]; repair: boolean };
 
 const context = (commandId: string, correlationId = commandId): CommandContext =>
   systemContext(commandId, { correlationId });
@@ -34,6 +50,11 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
   private readonly removing = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private beating = false;
+  /** Clusters being carried along their lifecycle in this process (one driver each). */
+  private readonly driving = new Map<string, Drive>();
+  /** Failures asked for by tests (failNext), each taken by the next cluster reaching its step. */
+  private readonly failures: SimulatedFailure[] = [];
+  private stopped = false;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -50,7 +71,105 @@ export class SimulatedProvisioner implements Provisioner, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+  }
+
+  /** For tests: the next cluster to reach `step` fails there (once; SIM_PROVISION_FAIL in child apps). */
+  failNext(step: SimulatedFailure): void {
+    this.failures.push(step);
+  }
+
+  createCluster(request: CreateClusterRequest): Promise<void> {
+    this.drive(request.clusterId, request.operationId, { pools: request.pools, repair: false });
+    return Promise.resolve();
+  }
+
+  upgradeCluster(request: UpgradeClusterRequest): Promise<void> {
+    this.drive(request.clusterId, request.operationId, { pools: [], repair: false });
+    return Promise.resolve();
+  }
+
+  repairCluster(request: RepairClusterRequest): Promise<void> {
+    this.drive(request.clusterId, request.operationId, { pools: request.pools, repair: true });
+    return Promise.resolve();
+  }
+
+  /** Every node reports NotReady and stops (offline at once); the operation deletes them. */
+  async deleteCluster(request: DeleteClusterRequest): Promise<void> {
+    const { operationId, clusterId, nodes } = request;
+    await this.removeNodes({ operationId, clusterId, poolId: '', nodes });
+  }
+
+  /**
+   * Carries the cluster from where it stands to running, a step every third of
+   * SIM_PROVISION_SEC, through TransitionCluster as an HTTP provisioner's callbacks would;
+   * once it runs, its pools' nodes report (after the move: pool changes need a running
+   * cluster, and the operation waits for them). A request arriving while it runs adds
+   * nothing; asked again, it continues from the cluster's state (after a restart the
+   * operation asks again and this starts over).
+   */
+  private drive(clusterId: string, operationId: string, job: Drive): void {
+    const known = this.driving.get(clusterId);
+    if (known) {
+      if (job.pools.length > 0) known.pools = job.pools;
+      known.repair ||= job.repair;
+      return;
+    }
+    this.driving.set(clusterId, job);
+    void this.carry(clusterId, operationId, job)
+      .catch((error) =>
+        this.logger.warn(`simulated lifecycle of cluster ${clusterId} stopped: ${String(error)}`),
+      )
+      .finally(() => this.driving.delete(clusterId));
+  }
+
+  private async carry(clusterId: string, operationId: string, job: Drive): Promise<void> {
+    const stepMs = (this.config.simProvisionSec * 1000) / 3;
+    for (;;) {
+      if (this.stopped) return;
+      const { state } = await this.queries.execute(new GetClusterState(clusterId));
+      if (state.status === 'absent') return;
+      // Running: its pools' nodes come up (again, after a restart: each report is idempotent).
+      if (state.status === 'running') return this.makeNodes(operationId, job.pools);
+      // A failed or degraded cluster waits for a repair to ask.
+      if ((state.status === 'failed' || state.status === 'degraded') && !job.repair) return;
+      const move = nextSimulatedMove(state, await this.failureAt(clusterId, state.status));
+      if (!move) return;
+      await new Promise((resolve) => setTimeout(resolve, stepMs).unref());
+      if (this.stopped) return;
+      const asked = this.failures.indexOf(move.from as SimulatedFailure);
+      if (move.to === 'failed' && asked >= 0) this.failures.splice(asked, 1); // taken once
+      const endpoint = move.bootstraps
+        ? {
+            apiEndpoint: simulatedEndpoint(clusterId),
+            caCertificate: simulatedCaCertificate(clusterId),
+          }
+        : {};
+      const ctx = context(uuidFrom(operationId, 'simulated-move', move.from, move.to), operationId);
+      const { to, reason } = move;
+      await this.commands.execute(
+        new TransitionCluster(
+          { clusterId, to, reason, ...endpoint, at: ctx.now.toISOString() },
+          ctx,
+        ),
+      );
+      if (to === 'failed') return;
+    }
+  }
+
+  /** The step to fail here: one failNext asked for, else SIM_PROVISION_FAIL unless it failed once. */
+  private async failureAt(clusterId: string, status: string): Promise<SimulatedFailure | null> {
+    const asked = this.failures.find((f) => f === status);
+    if (asked) return asked;
+    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+    const failedBefore = doc?.history.some((h) => h.to === 'failed') ?? false;
+    return failedBefore ? null : (this.config.simProvisionFail ?? null);
+  }
+
+  private async makeNodes(operationId: string, pools: readonly ClusterPoolPlan[]) {
+    for (const { pool, hostnames } of pools)
+      await this.createNodes({ operationId, pool, hostnames });
   }
 
   async createNodes(request: CreateNodesRequest): Promise<void> {

@@ -14,7 +14,7 @@ const problemsOf = (constraints: Record<string, string>): string[] => {
   return (wrongType.length > 0 ? wrongType : Object.keys(constraints)).map((k) => constraints[k]);
 };
 
-const flatten = (
+export const flatten = (
   errors: readonly ValidationError[],
   prefix = '',
 ): Array<{ field: string; problems: string[] }> =>

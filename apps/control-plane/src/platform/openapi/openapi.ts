@@ -44,6 +44,14 @@ const trimResponses = (document: OpenAPIObject): void => {
   }
 };
 
+/** Schemas a route names by reference only (`$ref`), as a lower slice names a higher one's DTO. */
+const referencedModels: Array<new () => object> = [];
+
+/** Lists `models` in every document's schemas (called where the DTO is declared). */
+export const registerOpenApiModels = (...models: Array<new () => object>): void => {
+  referencedModels.push(...models);
+};
+
 /** The OpenAPI 3 document of every route the Nest app has, error envelope and bearer auth included. */
 export const buildOpenApiDocument = (app: NestFastifyApplication): OpenAPIObject => {
   const builder = new DocumentBuilder()
@@ -56,7 +64,7 @@ export const buildOpenApiDocument = (app: NestFastifyApplication): OpenAPIObject
     builder.addGlobalResponse({ status, description, type: ErrorEnvelopeDto });
   }
   const document = SwaggerModule.createDocument(app, builder.build(), {
-    extraModels: [ErrorEnvelopeDto],
+    extraModels: [ErrorEnvelopeDto, ...referencedModels],
   });
   trimResponses(document);
   return document;
