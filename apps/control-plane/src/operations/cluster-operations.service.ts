@@ -110,10 +110,12 @@ export class ClusterOperationsService {
     for (const [i, raw] of specs.entries()) {
       const { size, ...definition } = raw as unknown as ClusterPoolSpecDto;
       const pool: PoolView = await this.commands.execute(
-        new CreateNodePool(clusterId, definition, {
-          ...ctx,
-          commandId: uuidFrom(ctx.commandId, 'pool', String(i)),
-        }),
+        new CreateNodePool(
+          clusterId,
+          definition,
+          { ...ctx, commandId: uuidFrom(ctx.commandId, 'pool', String(i)) },
+          true,
+        ),
       );
       const count = initialSize({ size, autoscaling: definition.autoscaling });
       plans.push({ poolId: pool.poolId, hostnames: poolHostnames(pool.name, operationId, count) });

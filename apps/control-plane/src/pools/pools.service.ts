@@ -79,17 +79,24 @@ export class PoolsService {
    * check reads the read model, and creates racing under one name all passed it. (Across
    * replicas of the control plane it remains a read; see docs/ARCHITECTURE.md.)
    */
-  create(clusterId: string, body: CreateNodePoolDto, ctx: CommandContext): Promise<PoolView> {
-    return this.creating.run(clusterId, () => this.createNow(clusterId, body, ctx));
+  create(
+    clusterId: string,
+    body: CreateNodePoolDto,
+    ctx: CommandContext,
+    { gated = true } = {},
+  ): Promise<PoolView> {
+    return this.creating.run(clusterId, () => this.createNow(clusterId, body, ctx, gated));
   }
 
   private async createNow(
     clusterId: string,
     body: CreateNodePoolDto,
     ctx: CommandContext,
+    gated: boolean,
   ): Promise<PoolView> {
     refuseOtherKindFields(body);
-    refuseUnlessWorking(clusterId, await this.existingCluster(clusterId));
+    const cluster = await this.existingCluster(clusterId);
+    if (gated) refuseUnlessWorking(clusterId, cluster);
     const poolId = uuidFrom('pool', ctx.commandId);
     // This very command made it already: a retry under an Idempotency-Key whose kept answer is
     // gone (Redis restarted empty) answers as the first did, not 409 pool_name_taken over the
