@@ -2,7 +2,7 @@ import { deciderSpec } from '../../../../libs/kernel/testing/decider-spec';
 import { CLUSTER_STATUSES, ClusterEvent, ClusterStatus } from './cluster.events';
 import { clusterDecider, compareVersions } from './cluster.decider';
 import { parseK8sVersions } from '../config/k8s-versions';
-import { Cidr, checkCidr, cidrsOverlap } from './cidr';
+import { Cidr, checkCidr, cidrsOverlap } from '../catalog/cidr';
 import {
   at,
   moved,

@@ -14,7 +14,7 @@ import {
   Min,
 } from 'class-validator';
 import { NestedDto } from '../platform/http/nested';
-import { CIDR_RULE } from './cidr';
+import { CIDR_RULE } from '../catalog/cidr';
 import { CLUSTER_STATUSES, ClusterStatus } from './cluster.events';
 
 const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;

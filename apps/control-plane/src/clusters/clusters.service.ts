@@ -10,7 +10,7 @@ import { ClusterCommand, clusterAggregate } from './cluster.decider';
 import { clusterLivenessAggregate } from './cluster-liveness.decider';
 import { ClusterStatus, VeleroSettings, clusterStreamId } from './cluster.events';
 import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
-import { checkCidr, cidrsOverlap } from './cidr';
+import { checkCidr, cidrsOverlap } from '../catalog/cidr';
 
 export const CLUSTERS_PROJECTION = 'projection:clusters';
 

@@ -25,5 +25,4 @@ export { OpenClusterOperation, ClusterPoolSpec } from './open-cluster-operation.
 export { CheckNodePools } from './check-node-pools.command';
 export { TransitionCluster, DeleteCluster } from './transition-cluster.handler';
 export { ClustersModule } from './clusters.module';
-export { Cidr, CIDR_RULE, checkCidr, cidrsOverlap } from './cidr';
 export { LiveMeshesOf } from './live-meshes-of.query';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { checkCidr, cidrsOverlap } from '../clusters';
+import { checkCidr, cidrsOverlap } from '../catalog/cidr';
 import { ClusterBlocks, meshCidrRefusal } from './mesh-cidr.rule';
 
 const dotted = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');

@@ -1,5 +1,5 @@
 import { DomainError } from '@fleet/kernel';
-import { Cidr, checkCidr, cidrsOverlap } from '../clusters';
+import { Cidr, checkCidr, cidrsOverlap } from '../catalog/cidr';
 
 /** A cluster's blocks as the rule reads them: null when unknown (adopted from reports). */
 export type ClusterBlocks = {
