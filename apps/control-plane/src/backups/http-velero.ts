@@ -1,8 +1,9 @@
-import { BackupJob, Velero } from './velero.port';
+import { BackupJob, RestoreJob, Velero } from './velero.port';
 
 /**
  * A Velero controller's HTTP API (VELERO_URL): `POST /v1/backups` with the job, answered 2xx
- * once the backup completed; `DELETE /v1/backups/{backupId}` (2xx or 404: gone). Anything else
+ * once the backup completed; `POST /v1/restores` likewise for a restore; `DELETE
+ * /v1/backups/{backupId}` (2xx or 404: gone). Anything else
  * is a failure naming the status. `Idempotency-Key` is the backup and action.
  */
 export class HttpVelero implements Velero {
@@ -14,6 +15,11 @@ export class HttpVelero implements Velero {
   async backUp(job: BackupJob): Promise<void> {
     const res = await this.call('POST', 'v1/backups', job.backupId, 'backup', job);
     if (!res.ok) throw new Error(`velero answered ${res.status} to backup ${job.backupId}`);
+  }
+
+  async restore(job: RestoreJob): Promise<void> {
+    const res = await this.call('POST', 'v1/restores', job.restoreId, 'restore', job);
+    if (!res.ok) throw new Error(`velero answered ${res.status} to restore ${job.restoreId}`);
   }
 
   async deleteBackup(job: Pick<BackupJob, 'backupId'>): Promise<void> {

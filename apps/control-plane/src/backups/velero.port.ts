@@ -12,8 +12,17 @@ export type BackupJob = {
  * controller's reason when it could not, and is idempotent per backup: asked again after a
  * restart, it finishes what it started (a backup already taken is not taken twice).
  */
+/** A restore of a backup onto a cluster (its own or, by an admin, another). */
+export type RestoreJob = {
+  readonly restoreId: string;
+  readonly backupId: string;
+  readonly location: string;
+  readonly clusterId: string;
+};
+
 export interface Velero {
   backUp(job: BackupJob): Promise<void>;
+  restore(job: RestoreJob): Promise<void>;
   deleteBackup(job: Pick<BackupJob, 'backupId' | 'clusterId' | 'location'>): Promise<void>;
 }
 

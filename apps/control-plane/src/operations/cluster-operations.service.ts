@@ -20,7 +20,7 @@ import { OperationTarget, operationStreamId } from './operation.events';
 import { OPERATIONS, OperationDoc } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 
-type ClusterOperationType = OpenClusterOperation['operationType'];
+type ClusterOperationType = OpenClusterOperation['operationType'] | 'restore_cluster';
 
 /** How long a request waits for the job queue to arm recorded work (Redis may be down). */
 const ARM_WAIT_MS = 2000;
@@ -58,6 +58,7 @@ export class ClusterOperationsService {
     reason: string | null,
     ctx: CommandContext,
     pools: readonly ClusterPoolSpec[] = [],
+    target: Pick<OperationTarget, 'backupId'> = {},
   ): Promise<{ operationId: string }> {
     const operationId = uuidFrom('operation', ctx.commandId, type);
     let clusterPools: OperationTarget['clusterPools'] = [];
@@ -83,6 +84,7 @@ export class ClusterOperationsService {
           desiredSize: null,
           addHostnames: [],
           clusterPools,
+          ...target,
           reason,
           deadlineAt: deadlineAt.toISOString(),
           at: ctx.now.toISOString(),

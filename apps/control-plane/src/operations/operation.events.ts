@@ -8,6 +8,8 @@ export const OPERATION_TYPES = [
   'upgrade_cluster',
   'repair_cluster',
   'delete_cluster',
+  /** Carried out by the backups slice (Velero), which reports its steps and its end. */
+  'restore_cluster',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 export type OperationStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'timeout';
@@ -25,6 +27,8 @@ export type OperationTarget = {
   readonly resizeTo?: { readonly cpu: number; readonly memoryGiB: number } | null;
   /** A cluster's create (and its repair): the pools made with it and their hostnames, decided once. */
   readonly clusterPools?: ReadonlyArray<{ readonly poolId: string; readonly hostnames: string[] }>;
+  /** A restore: the backup restored onto the cluster. */
+  readonly backupId?: string | null;
 };
 
 export const operationStreamId = (operationId: string): string => `operation-${operationId}`;

@@ -173,6 +173,8 @@ const ACTIONS: Partial<Record<Running['operationType'], ClusterAction>> = {
 
 /** Asks the provisioner once per process (again after a restart), then follows the lifecycle. */
 const clusterStep = (op: Running, s: OperationSnapshot, at: string): Out => {
+  // Another slice carries it out and reports its steps: only its deadline is kept here.
+  if (op.operationType === 'restore_cluster') return [];
   if (s.clusterHistory === null) return [again(CLUSTER_POLL_MS)]; // the read model catches up
   if (op.operationType === 'delete_cluster') return deleteCluster(op, s, at);
   const action = ACTIONS[op.operationType];

@@ -16,6 +16,12 @@ import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
 import { OperationsQueries } from './operations.queries';
 import { ClusterOperationsService } from './cluster-operations.service';
+import {
+  EndOperationHandler,
+  GetOperationStateHandler,
+  OpenRestoreOperationHandler,
+  ReportOperationStepHandler,
+} from './tracked-operations.handlers';
 import { ResizeNodePoolHandler } from './resize-node-pool.handler';
 import { ScaleNodePoolHandler } from './scale-node-pool.handler';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
@@ -26,6 +32,9 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
   providers: [
     ...[OperationsSaga, OperationsService, OperationsQueries, ClusterOperationsService],
     ...[AutoscalerService, OpenClusterOperationHandler, KeepPoolWithinBoundsHandler],
+    // Operations other slices carry out (a restore): they open it and report its steps.
+    ...[OpenRestoreOperationHandler, ReportOperationStepHandler, EndOperationHandler],
+    GetOperationStateHandler,
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
   ],
