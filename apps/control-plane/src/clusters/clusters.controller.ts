@@ -10,7 +10,10 @@ import {
 } from '@nestjs/swagger';
 import { CommandContext, invalidTransition } from '@fleet/kernel';
 import { CommandBus } from '@nestjs/cqrs';
-import { Roles } from '../platform/auth/decorators';
+import { CurrentCaller, Roles } from '../platform/auth/decorators';
+import { Caller } from '../platform/auth/caller';
+import { ClusterScoped } from '../platform/auth/cluster-role.guard';
+import { MembersService, firstOwner } from './members/members.service';
 import { Ctx } from '../platform/http/command-context';
 import {
   ClusterCreated,
@@ -32,17 +35,22 @@ export class ClustersController {
   constructor(
     @Inject(ClustersService) private readonly clusters: ClustersService,
     @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(MembersService) private readonly members: MembersService,
   ) {}
 
+  /** A user creator is the first owner; an admin may name one (default: itself). */
   @Post()
   @HttpCode(201)
-  @Roles('admin')
+  @Roles('admin', 'user')
   @ApiCreatedResponse({ type: ClusterCreated })
   async create(
-    @Body() body: CreateClusterDto,
+    @Body() { owner: named, ...body }: CreateClusterDto,
+    @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ): Promise<ClusterCreated> {
+    const owner = firstOwner(caller, named);
     const created = await this.clusters.create(body, ctx);
+    await this.members.addFirstOwner(created.clusterId, owner, ctx);
     // The create_cluster operation follows the lifecycle the provisioner reports.
     const { operationId } = await this.commands.execute(
       new OpenClusterOperation(created.clusterId, 'create_cluster', null, ctx),
@@ -53,7 +61,7 @@ export class ClustersController {
   /** running → upgrading at once (409 invalid_transition otherwise); the operation ends when it is running again. */
   @Post(':clusterId/upgrade')
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async upgrade(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -77,7 +85,7 @@ export class ClustersController {
   @Post(':clusterId/repair')
   @NoBody()
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async repair(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -107,10 +115,10 @@ export class ClustersController {
   }
 
   @Get(':clusterId')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer')
   @ApiOkResponse({ type: ClusterView })
-  get(@Param('clusterId', ClusterIdPipe) clusterId: string) {
-    return this.clusters.get(clusterId);
+  get(@Param('clusterId', ClusterIdPipe) clusterId: string, @CurrentCaller() caller: Caller) {
+    return this.clusters.get(clusterId, caller.sub);
   }
 
   /** The provisioner (or an admin) reports a lifecycle step; any other move is 409 invalid_transition. */

@@ -2,6 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { CIDR_RULE } from './cidr';
 import { CLUSTER_STATUSES, ClusterStatus } from './cluster.events';
+import { CLUSTER_ROLES, ClusterRole } from '../platform/auth/cluster-access';
+import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 
 const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;
 
@@ -27,6 +29,15 @@ export class CreateClusterDto {
   @IsString()
   @Matches(CIDR, { message: `serviceCidr must be ${CIDR_RULE}` })
   serviceCidr!: string;
+
+  @ApiPropertyOptional({
+    description:
+      "The cluster's first owner: an admin may name anyone (default: the admin); a user only itself",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
+  owner?: string;
 }
 
 export class TransitionClusterDto {
@@ -106,4 +117,11 @@ export class ClusterView {
   @ApiProperty() createdAt!: string;
   @ApiProperty() updatedAt!: string;
   @ApiProperty({ type: ClusterReportsView }) reports!: ClusterReportsView;
+  @ApiProperty({
+    enum: CLUSTER_ROLES,
+    nullable: true,
+    type: String,
+    description: "The caller's role on the cluster; null for an admin or auditor who is no member",
+  })
+  myRole!: ClusterRole | null;
 }

@@ -14,11 +14,17 @@ import { GetClusterLivenessHandler } from './get-cluster-liveness.handler';
 import { ClustersController } from './clusters.controller';
 import { clustersProjection } from './clusters.projection';
 import { ClustersService } from './clusters.service';
+import { membershipCodec } from './members/membership.events';
+import { MembersService } from './members/members.service';
+import { ClusterRoleOfHandler } from './members/cluster-role-of.handler';
+import { TenancyController } from './members/tenancy.controller';
 
 @Module({
-  controllers: [ClustersController],
+  controllers: [ClustersController, TenancyController],
   providers: [
     ClustersService,
+    MembersService,
+    ClusterRoleOfHandler,
     AdoptClusterHandler,
     AddPoolToClusterHandler,
     RemovePoolFromClusterHandler,
@@ -37,6 +43,7 @@ export class ClustersModule implements OnModuleInit {
   onModuleInit(): void {
     this.types.register(clusterCodec as unknown as EventCodec<Message>);
     this.types.register(clusterLivenessCodec as unknown as EventCodec<Message>);
+    this.types.register(membershipCodec as unknown as EventCodec<Message>);
     this.registry.addProjection(clustersProjection);
   }
 }

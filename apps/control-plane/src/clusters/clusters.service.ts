@@ -9,8 +9,17 @@ import { clusterLivenessAggregate } from './cluster-liveness.decider';
 import { ClusterStatus, clusterStreamId } from './cluster.events';
 import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
 import { checkCidr, cidrsOverlap } from './cidr';
+import { roleOn } from './members/members.projection';
 
 export const CLUSTERS_PROJECTION = 'projection:clusters';
+
+/** A document as the API shows it: members are their own route's, so left out here. */
+export const clusterView = (doc: ClusterDoc, caller: string | null) => {
+  const { _id: _i, _rev: _r, members: _m, memberSubs: _s, ...view } = doc;
+  const myRole = caller === null ? null : roleOn(doc, caller);
+  // Documents written before the guard was shown (a MongoDB not yet rebuilt).
+  return { ...view, reports: view.reports ?? reportingNormally(), myRole };
+};
 
 export type ClusterInput = {
   name: string;
@@ -96,11 +105,10 @@ export class ClustersService {
     return this.get(clusterId);
   }
 
-  async get(clusterId: string) {
+  /** The cluster's view; `caller`'s role on it as `myRole` (null for none, or no caller). */
+  async get(clusterId: string, caller: string | null = null) {
     const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!doc) throw notFound('cluster', clusterId);
-    const { _id: _i, _rev: _r, ...view } = doc;
-    // Documents written before the guard was shown (a MongoDB not yet rebuilt).
-    return { ...view, reports: view.reports ?? reportingNormally() };
+    return clusterView(doc, caller);
   }
 }

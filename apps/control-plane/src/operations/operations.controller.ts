@@ -14,6 +14,7 @@ import { ApiAcceptedResponse, ApiBearerAuth, ApiPropertyOptional, ApiTags } from
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { CommandContext } from '@fleet/kernel';
 import { Roles } from '../platform/auth/decorators';
+import { ClusterScoped } from '../platform/auth/cluster-role.guard';
 import { Ctx } from '../platform/http/command-context';
 import { QueryParams } from '../platform/http/page-query.dto';
 import { CLUSTER_ID, CLUSTER_ID_RULE, UUID, checkId } from '../platform/http/ids';
@@ -58,7 +59,7 @@ export class OperationsController {
   /** 202: an async operation; 409 operation_in_progress while another runs on the pool, size_out_of_range outside min/max. */
   @Post('node-pools/:poolId/scale')
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
   scale(
     @Param('poolId') poolId: string,
@@ -73,7 +74,7 @@ export class OperationsController {
   /** 202: rolling replacement onto the new vCPU / memory shape, one node at a time. */
   @Post('node-pools/:poolId/resize')
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
   resize(
     @Param('poolId') poolId: string,
@@ -90,7 +91,7 @@ export class OperationsController {
   @Delete('node-pools/:poolId')
   @NoBody()
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
   remove(@Param('poolId') poolId: string, @Ctx() ctx: CommandContext): Promise<OperationAccepted> {
     return this.commands.execute(new DeleteNodePool(checkId('poolId', poolId), ctx));
@@ -103,7 +104,7 @@ export class OperationsController {
   }
 
   @Get('operations/:operationId')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer', 'operation')
   get(@Param('operationId') operationId: string) {
     return this.operations.get(checkId('operationId', operationId));
   }

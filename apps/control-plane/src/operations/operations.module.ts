@@ -1,3 +1,4 @@
+import { ClusterOfOperationHandler } from './cluster-of-operation.handler';
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '@fleet/kernel';
 import { EventTypes } from '../platform/runtime/event-types';
@@ -24,6 +25,7 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
     ...[OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
+    ClusterOfOperationHandler,
   ],
 })
 export class OperationsModule implements OnModuleInit {
