@@ -13,7 +13,7 @@ const LAYERS = [
   ['pools'],
   ['sessions'],
   ['drains', 'provisioner'],
-  ['operations'],
+  ['operations', 'kubeconfig'],
   ['billing', 'notifications', 'audit'],
 ];
 const SHARED = new Set(['catalog', 'config', 'platform']);

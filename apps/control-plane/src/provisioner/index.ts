@@ -5,4 +5,11 @@ export {
   Provisioner,
   RemoveNodesRequest,
 } from './provisioner.port';
+export {
+  CREDENTIAL_ISSUER,
+  CredentialIssuer,
+  CredentialRequest,
+  IssuedCredential,
+  KubeAccess,
+} from './credential-issuer.port';
 export { ProvisionerModule } from './provisioner.module';
