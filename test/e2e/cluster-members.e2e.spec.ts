@@ -104,6 +104,12 @@ const ROUTES: readonly Row[] = [
     expect: ownerRoute(204), // no such member: nothing to remove
   },
   {
+    // No API endpoint on this branch's clusters yet: the allowed get 409 cluster_not_running.
+    route: 'GET /v1/clusters/{id}/kubeconfig',
+    path: (i) => `/v1/clusters/${i.clusterId}/kubeconfig`,
+    expect: viewerRoute(409),
+  },
+  {
     route: 'POST /v1/clusters/{id}/transitions',
     path: (i) => `/v1/clusters/${i.clusterId}/transitions`,
     body: { to: 'running' },

@@ -1,4 +1,5 @@
-import { Controller, Get, Header, Inject, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Param, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import {
   ApiBearerAuth,
   ApiOkResponse,
@@ -38,19 +39,23 @@ export class KubeconfigController {
   /** 409 cluster_not_running unless running, upgrading or degraded with an API endpoint. */
   @Get(':clusterId/kubeconfig')
   @ClusterScoped('viewer')
-  @Header('content-type', 'application/yaml')
   @Header('cache-control', 'no-store')
   @ApiProduces('application/yaml')
   @ApiOkResponse({
     description: 'A kubeconfig with a credential scoped to the caller’s role on the cluster',
     schema: { type: 'string' },
   })
-  issue(
+  async issue(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
     @Query() query: KubeconfigQuery,
     @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
-    return this.kubeconfigs.issue(clusterId, caller, query.ttlSec ?? KUBECONFIG_TTL.default, ctx);
+    const ttlSec = query.ttlSec ?? KUBECONFIG_TTL.default;
+    const text = await this.kubeconfigs.issue(clusterId, caller, ttlSec, ctx);
+    // Only the kubeconfig is YAML: a refusal keeps the JSON error envelope.
+    void reply.header('content-type', 'application/yaml; charset=utf-8');
+    return text;
   }
 }
