@@ -326,4 +326,30 @@ describe('cluster members and the cluster-role guard over HTTP', () => {
     expect([bad.status, bad.body.error.details.fields[0].field]).toEqual([400, 'status']);
     expect(Object.keys((await list(as.owner)).items[0])).not.toContain('memberSubs');
   });
+
+  it('runs sessions in the cluster’s pools for its owners and editors only', async () => {
+    const session = (who: Record<string, string>, owner?: string) =>
+      request(t.url)
+        .post('/v1/sessions')
+        .set(who)
+        .send({
+          kind: 'cpu',
+          cpu: 1,
+          memoryGiB: 1,
+          poolId: ids.poolId,
+          ...(owner ? { owner } : {}),
+        });
+    expect((await session(as.editor)).status).toBe(201);
+    expect((await session(as.owner)).status).toBe(201);
+    for (const who of [as.viewer, as.nonMember]) {
+      const refused = await session(who);
+      expect([refused.status, refused.body.error.code]).toEqual([403, 'forbidden']);
+    }
+    // The session's owner counts, also when an admin creates it.
+    expect((await session(as.admin, 'vic')).status).toBe(403);
+    expect((await session(as.admin, 'edna')).status).toBe(201);
+    await putMember(ids.clusterId, 'vic', 'editor').expect(200);
+    expect((await session(as.viewer)).status).toBe(201);
+    await putMember(ids.clusterId, 'vic', 'viewer').expect(200);
+  });
 });

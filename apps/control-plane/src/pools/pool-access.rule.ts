@@ -1,7 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline } from '@fleet/cqrs';
 import { DomainError, notFound } from '@fleet/kernel';
+import { Doc, ReadModelStore } from '@fleet/readmodels/port';
+import { CLUSTERS, ClusterDoc, roleOn } from '../clusters';
 import type { SessionDemand } from '../nodes';
+import { ClusterRole } from '../platform/auth/cluster-access';
+import { READ_MODELS } from '../platform/runtime/tokens';
 import { PoolState, poolAggregate } from './pool.decider';
 import { poolStreamId } from './pool.events';
 
@@ -28,11 +32,37 @@ export interface PoolAccess {
 }
 
 /**
+ * The members of a pool's cluster, as far as access goes: whether it has any, and the
+ * owner's role there. A cluster without members leaves its pools open.
+ */
+export type ClusterMembers = { readonly any: boolean; readonly role: ClusterRole | null };
+const NO_MEMBERS: ClusterMembers = { any: false, role: null };
+
+/**
+ * Whether `owner` may run sessions in the pool: its tenant list when it has one (the pool's
+ * `access` says who); else, in a cluster with members, its owners and editors ("deploy
+ * workloads"); else everyone.
+ */
+export const poolOpenTo = (
+  tenants: readonly string[],
+  owner: string,
+  members: ClusterMembers,
+): boolean => {
+  if (tenants.length > 0) return tenants.includes(owner);
+  if (!members.any) return true;
+  return members.role === 'owner' || members.role === 'editor';
+};
+
+/**
  * Why a session can never be placed in the pool it names, or null when it can: pure, from
- * the pool's own state. Creating names the pool, so an unknown or deleted one is 404; a
+ * the pool's own state and its cluster's members. Creating names the pool, so an unknown or deleted one is 404; a
  * paused session resuming into a pool deleted meanwhile is a conflict (the session exists).
  */
-export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError | null => {
+export const poolRefusal = (
+  pool: PoolState,
+  request: PoolRequest,
+  members: ClusterMembers = NO_MEMBERS,
+): DomainError | null => {
   const { poolId, owner, demand, use } = request;
   if (pool.status === 'absent' || pool.status === 'deleted') {
     if (use === 'create') return notFound('node pool', poolId);
@@ -43,7 +73,7 @@ export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError 
       { poolId, status: pool.status },
     );
   }
-  if (pool.tenants.length > 0 && !pool.tenants.includes(owner)) {
+  if (!poolOpenTo(pool.tenants, owner, members)) {
     // Only the id the caller sent: the pool's name is not for someone it is closed to.
     return new DomainError(
       'forbidden',
@@ -77,18 +107,29 @@ export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError 
 };
 
 /**
- * Who may place sessions in a pool: everyone when its tenant list is empty, else only the
- * listed owners. Nodes in no pool, and pools this process never created, stay open.
+ * Who may place sessions in a pool (poolOpenTo). Nodes in no pool, and pools this process
+ * never created, stay open. A cluster's members are read from its read model, settled after
+ * every change, so a change holds from the next placement.
  */
 @Injectable()
 export class PoolAccessRule implements PoolAccess {
-  constructor(@Inject(CommandPipeline) private readonly pipeline: CommandPipeline) {}
+  constructor(
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+  ) {}
 
   async mayUse(owner: string, poolId: string | null): Promise<boolean> {
     if (poolId === null) return true;
     const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
     if (state.status === 'absent') return true;
-    return state.tenants.length === 0 || state.tenants.includes(owner);
+    if (state.tenants.length > 0) return state.tenants.includes(owner);
+    return poolOpenTo(state.tenants, owner, await this.members(state.clusterId, owner));
+  }
+
+  private async members(clusterId: string, owner: string): Promise<ClusterMembers> {
+    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+    if (!doc?.members?.length) return NO_MEMBERS;
+    return { any: true, role: roleOn(doc, owner) };
   }
 
   async gone(poolId: string): Promise<boolean> {
@@ -98,7 +139,11 @@ export class PoolAccessRule implements PoolAccess {
 
   async admit(request: PoolRequest): Promise<void> {
     const { state } = await this.pipeline.load(poolAggregate, poolStreamId(request.poolId));
-    const refusal = poolRefusal(state, request);
+    const members =
+      state.status === 'absent' || state.tenants.length > 0
+        ? NO_MEMBERS
+        : await this.members(state.clusterId, request.owner);
+    const refusal = poolRefusal(state, request, members);
     if (refusal) throw refusal;
   }
 }
