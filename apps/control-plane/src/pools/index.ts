@@ -12,7 +12,8 @@ export {
   poolStreamId,
 } from './pool.events';
 export { PoolCommand, PoolState, beginsOperation } from './pool.decider';
-export { PoolAccess, PoolAccessRule, PoolRequest } from './pool-access.rule';
+export { PoolAccess, PoolRequest } from './pool-access.rule';
+export { PoolAccessRule } from './pool-access.service';
 export { NODE_POOLS, PoolDoc } from './pools.projection';
 export { POOLS_PROJECTION } from './pools.service';
 export { PoolView, ResizeNodePoolDto, ScaleNodePoolDto } from './pools.dto';

@@ -1,13 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline } from '@fleet/cqrs';
 import { DomainError, notFound } from '@fleet/kernel';
-import { Doc, ReadModelStore } from '@fleet/readmodels/port';
-import { CLUSTERS, ClusterDoc, roleOn } from '../clusters';
 import type { SessionDemand } from '../nodes';
-import { ClusterRole } from '../platform/auth/cluster-access';
-import { READ_MODELS } from '../platform/runtime/tokens';
-import { PoolState, poolAggregate } from './pool.decider';
-import { poolStreamId } from './pool.events';
+import type { ClusterRole } from '../platform/auth/cluster-access';
+import { PoolState } from './pool.decider';
 
 /** What a session asks of the pool it names: the owner it runs for, and its demand. */
 export type PoolRequest = {
@@ -36,7 +30,7 @@ export interface PoolAccess {
  * owner's role there. A cluster without members leaves its pools open.
  */
 export type ClusterMembers = { readonly any: boolean; readonly role: ClusterRole | null };
-const NO_MEMBERS: ClusterMembers = { any: false, role: null };
+export const NO_MEMBERS: ClusterMembers = { any: false, role: null };
 
 /**
  * Whether `owner` may run sessions in the pool: its tenant list when it has one (the pool's
@@ -105,45 +99,3 @@ export const poolRefusal = (
   }
   return null;
 };
-
-/**
- * Who may place sessions in a pool (poolOpenTo). Nodes in no pool, and pools this process
- * never created, stay open. A cluster's members are read from its read model, settled after
- * every change, so a change holds from the next placement.
- */
-@Injectable()
-export class PoolAccessRule implements PoolAccess {
-  constructor(
-    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
-    @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
-  ) {}
-
-  async mayUse(owner: string, poolId: string | null): Promise<boolean> {
-    if (poolId === null) return true;
-    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
-    if (state.status === 'absent') return true;
-    if (state.tenants.length > 0) return state.tenants.includes(owner);
-    return poolOpenTo(state.tenants, owner, await this.members(state.clusterId, owner));
-  }
-
-  private async members(clusterId: string, owner: string): Promise<ClusterMembers> {
-    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
-    if (!doc?.members?.length) return NO_MEMBERS;
-    return { any: true, role: roleOn(doc, owner) };
-  }
-
-  async gone(poolId: string): Promise<boolean> {
-    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(poolId));
-    return state.status === 'absent' || state.status === 'deleted';
-  }
-
-  async admit(request: PoolRequest): Promise<void> {
-    const { state } = await this.pipeline.load(poolAggregate, poolStreamId(request.poolId));
-    const members =
-      state.status === 'absent' || state.tenants.length > 0
-        ? NO_MEMBERS
-        : await this.members(state.clusterId, request.owner);
-    const refusal = poolRefusal(state, request, members);
-    if (refusal) throw refusal;
-  }
-}
