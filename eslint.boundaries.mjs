@@ -14,6 +14,7 @@ const LAYERS = [
   ['sessions'],
   ['drains', 'provisioner'],
   ['operations', 'kubeconfig'],
+  ['mesh', 'backups'],
   ['billing', 'notifications', 'audit'],
 ];
 const SHARED = new Set(['catalog', 'config', 'platform']);

@@ -110,6 +110,28 @@ const ROUTES: readonly Row[] = [
     expect: viewerRoute(409),
   },
   {
+    route: 'PUT /v1/clusters/{id}/backup-policy',
+    path: (i) => `/v1/clusters/${i.clusterId}/backup-policy`,
+    body: { enabled: true, schedule: 'every day', ttlHours: 24 },
+    expect: editorRoute(400),
+  },
+  {
+    route: 'GET /v1/clusters/{id}/backup-policy',
+    path: (i) => `/v1/clusters/${i.clusterId}/backup-policy`,
+    expect: viewerRoute(200),
+  },
+  {
+    route: 'POST /v1/clusters/{id}/backups',
+    path: (i) => `/v1/clusters/${i.clusterId}/backups`,
+    body: { snapshotVolumes: 'yes' },
+    expect: editorRoute(400),
+  },
+  {
+    route: 'GET /v1/clusters/{id}/backups',
+    path: (i) => `/v1/clusters/${i.clusterId}/backups`,
+    expect: viewerRoute(200),
+  },
+  {
     route: 'POST /v1/clusters/{id}/transitions',
     path: (i) => `/v1/clusters/${i.clusterId}/transitions`,
     body: { to: 'running' },

@@ -185,7 +185,15 @@ describe('a malformed id in any path', () => {
       }
     }
     expect(new Set(seen)).toEqual(
-      new Set(['nodeId', 'sessionId', 'drainId', 'operationId', 'poolId', 'clusterId']),
+      new Set([
+        'nodeId',
+        'sessionId',
+        'drainId',
+        'operationId',
+        'poolId',
+        'clusterId',
+        'meshRequestId',
+      ]),
     );
   });
 });

@@ -11,6 +11,8 @@ import { DrainsModule } from './drains';
 import { NodesModule } from './nodes';
 import { SessionsModule } from './sessions';
 import { NotificationsModule } from './notifications';
+import { MeshModule } from './mesh';
+import { BackupsModule } from './backups';
 import { IdempotencyModule } from './platform/idempotency/idempotency.module';
 import { AuthModule } from './platform/auth/auth.module';
 import { InfrastructureModule } from './platform/runtime/infrastructure.module';
@@ -40,6 +42,8 @@ export class AppModule {
         PoolsModule,
         OperationsModule,
         KubeconfigModule,
+        MeshModule,
+        BackupsModule,
       ],
     };
   }

@@ -23,3 +23,5 @@ export { GetClusterState } from './get-cluster-state.handler';
 export { GetClusterLiveness } from './get-cluster-liveness.handler';
 export { OpenClusterOperation } from './open-cluster-operation.command';
 export { ClustersModule } from './clusters.module';
+export { Cidr, CIDR_RULE, checkCidr, cidrsOverlap } from './cidr';
+export { LiveMeshesOf } from './live-meshes-of.query';

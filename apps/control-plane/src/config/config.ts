@@ -57,6 +57,10 @@ export type Config = {
    * the leader only, and a leader that dies is replaced within this.
    */
   readonly leaderLeaseSec: number;
+  /** Where backups go (`s3://bucket/path`, …), each tenant under its own prefix. */
+  readonly backupBucket: string;
+  /** A Velero controller's HTTP API; unset: backups are simulated in process. */
+  readonly veleroUrl?: string;
 };
 
 export class ConfigError extends Error {
@@ -101,6 +105,20 @@ const ratio = (env: Env, key: string, fallback: number): number => {
     throw new ConfigError(key, `expected a number in (0, 1], got "${raw}"`);
   }
   return value;
+};
+
+/** An object-store location: `<scheme>://<bucket>[/<path>]`, no credentials, no query. */
+const bucket = (env: Env, key: string, fallback: string): string => {
+  const raw = present(env, key) ?? fallback;
+  const match =
+    /^([a-z][a-z0-9+.-]*):\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[A-Za-z0-9._/-]*)?$/.exec(raw);
+  if (!match) {
+    throw new ConfigError(
+      key,
+      'expected <scheme>://<bucket>[/<path>], e.g. s3://fleet-backups/prod',
+    );
+  }
+  return raw.replace(/\/+$/, '');
 };
 
 const url = (env: Env, key: string, protocols: readonly string[]): string | undefined => {
@@ -262,5 +280,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     jobsRepairSec: integer(env, 'JOBS_REPAIR_SEC', 10, 1, 3600),
     startTimeoutSec: integer(env, 'START_TIMEOUT_SEC', 60, 1, 3600),
     leaderLeaseSec: integer(env, 'LEADER_LEASE_SEC', 10, 1, 3600),
+    backupBucket: bucket(env, 'BACKUP_BUCKET', 's3://fleet-backups'),
+    veleroUrl: url(env, 'VELERO_URL', ['http:', 'https:']),
   };
 };

@@ -155,3 +155,17 @@ describe('configuration', () => {
     [{ RATE_CARD: JSON.stringify({ ...DEFAULT_RATE_CARD, extra: 1 }) }, 'RATE_CARD'],
   ])('refuses %j naming %s', (env, setting) => refuses(env as Record<string, string>, setting));
 });
+
+describe('BACKUP_BUCKET', () => {
+  it('defaults to s3://fleet-backups and keeps a given bucket and path without a trailing /', () => {
+    expect(loadConfig({}).backupBucket).toBe('s3://fleet-backups');
+    expect(loadConfig({ BACKUP_BUCKET: 'gs://tenant-backups/prod/' }).backupBucket).toBe(
+      'gs://tenant-backups/prod',
+    );
+  });
+
+  it.each(['fleet-backups', 's3://', 's3://Bad_Bucket', 's3://key:secret@bucket', 's3://b/p?x=1'])(
+    'refuses %s naming the setting',
+    (value) => refuses({ BACKUP_BUCKET: value }, 'BACKUP_BUCKET'),
+  );
+});

@@ -1,8 +1,7 @@
 import { SessionDemand } from '../nodes';
-import { PoolRequest } from '../sessions/pool-access';
 import { PoolState, poolDecider } from './pool.decider';
 import { PoolDefinition, PoolEvent } from './pool.events';
-import { poolOpenTo, poolRefusal } from './pool-access.rule';
+import { PoolRequest, poolOpenTo, poolRefusal } from './pool-access.rule';
 
 const at = '2026-12-02T10:00:00.000Z';
 const definition: PoolDefinition = {

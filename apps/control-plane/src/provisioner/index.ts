@@ -13,3 +13,6 @@ export {
   KubeAccess,
 } from './credential-issuer.port';
 export { ProvisionerModule } from './provisioner.module';
+export { MESH_CONNECTOR, MeshConnector, MeshEnd, MeshLinkRequest } from './mesh-connector.port';
+export { SimulatedMeshConnector } from './simulated-mesh-connector';
+export { MeshConnectorModule } from './mesh-connector.module';

@@ -127,7 +127,7 @@ type Dto = Ctor & DtoStatics<object>;
  * value it knows the DTO accepts: the DTO's own `fastPath` (DtoStatics), else a check compiled
  * from a plain DTO's metadata (`compileFastCheck`); anything else, refusals included, takes the full path, so
  * every refusal is the full path's. `fast: false` turns the fast path off: the plain path that
- * the parity specs (`fast-validation.unit.spec.ts`, the inventory report's) hold it to.
+ * the parity specs (`test/validation/fast-validation.unit.spec.ts`, the inventory report's) hold it to.
  */
 export class FastValidationPipe extends ValidationPipe {
   private readonly checks = new Map<unknown, FastCheck | null>();

@@ -16,6 +16,8 @@ export const ID_KINDS = {
   sessionId: 'a session id',
   operationId: 'an operation id',
   drainId: 'a drain id',
+  meshRequestId: 'a mesh request id',
+  backupId: 'a backup id',
 } as const;
 export type IdField = keyof typeof ID_KINDS;
 

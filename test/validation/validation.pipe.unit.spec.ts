@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { ArgumentMetadata } from '@nestjs/common';
 import { DomainError } from '@fleet/kernel';
-import { CreateSessionDto } from '../../sessions/sessions.dto';
-import { PageQuery } from './page-query.dto';
-import { createValidationPipe } from './validation.pipe';
+import { CreateSessionDto } from '../../apps/control-plane/src/sessions/sessions.dto';
+import { PageQuery } from '../../apps/control-plane/src/platform/http/page-query.dto';
+import { createValidationPipe } from '../../apps/control-plane/src/platform/http/validation.pipe';
 
 const refusal = async (
   pipe: ReturnType<typeof createValidationPipe>,

@@ -1,9 +1,13 @@
 import 'reflect-metadata';
 import { DomainError } from '@fleet/kernel';
-import { InventoryReportDto } from '../../nodes/reporting/inventory.dto';
-import { CreateNodePoolDto } from '../../pools/pools.dto';
-import { CreateSessionDto } from '../../sessions/sessions.dto';
-import { objectKeyPaths, OBJECT_KEYS, refuseObjectKeys } from './object-keys';
+import { InventoryReportDto } from '../../apps/control-plane/src/nodes/reporting/inventory.dto';
+import { CreateNodePoolDto } from '../../apps/control-plane/src/pools/pools.dto';
+import { CreateSessionDto } from '../../apps/control-plane/src/sessions/sessions.dto';
+import {
+  objectKeyPaths,
+  OBJECT_KEYS,
+  refuseObjectKeys,
+} from '../../apps/control-plane/src/platform/http/object-keys';
 
 const node = (over: Record<string, unknown> = {}) => ({
   hostname: 'h',

@@ -3,13 +3,16 @@ import { CommandPipeline } from '@fleet/cqrs';
 import { SqliteEventStore } from '@fleet/eventstore/sqlite-event-store';
 import { StoredEvent } from '@fleet/eventstore/port';
 import { CommandContext, systemContext } from '@fleet/kernel';
-import { nodeAggregate, nodeRefOf } from '../nodes/node.aggregate';
-import { NodeCommand, NodeReport } from '../nodes';
-import { busesOver } from '../../../../test/support/buses';
-import { PlacementService } from './placement.service';
-import { SessionProcessReactor } from './session-process.reactor';
-import { SessionCommand, sessionAggregate } from './session.decider';
-import { sessionStreamId } from './session.events';
+import { nodeAggregate, nodeRefOf } from '../../apps/control-plane/src/nodes/node.aggregate';
+import { NodeCommand, NodeReport } from '../../apps/control-plane/src/nodes';
+import { busesOver } from '../support/buses';
+import { PlacementService } from '../../apps/control-plane/src/sessions/placement.service';
+import { SessionProcessReactor } from '../../apps/control-plane/src/sessions/session-process.reactor';
+import {
+  SessionCommand,
+  sessionAggregate,
+} from '../../apps/control-plane/src/sessions/session.decider';
+import { sessionStreamId } from '../../apps/control-plane/src/sessions/session.events';
 
 const REGISTERED = '2026-12-05T19:00:00.000Z';
 const PLACED = '2026-12-05T19:10:00.000Z';

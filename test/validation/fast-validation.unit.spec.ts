@@ -1,17 +1,20 @@
 import 'reflect-metadata';
 import fc from 'fast-check';
 import { getMetadataStorage } from 'class-validator';
-import * as audit from '../../audit/audit.dto';
-import * as billing from '../../billing/billing.dto';
-import * as clusters from '../../clusters/clusters.dto';
-import * as inventory from '../../nodes/reporting/inventory.dto';
-import * as nodes from '../../nodes/nodes.dto';
-import * as notifications from '../../notifications/notifications.dto';
-import * as pools from '../../pools/pools.dto';
-import * as sessions from '../../sessions/sessions.dto';
-import * as page from './page-query.dto';
-import { compileFastCheck, FastValidationPipe } from './fast-validation';
-import { createValidationPipe } from './validation.pipe';
+import * as audit from '../../apps/control-plane/src/audit/audit.dto';
+import * as billing from '../../apps/control-plane/src/billing/billing.dto';
+import * as clusters from '../../apps/control-plane/src/clusters/clusters.dto';
+import * as inventory from '../../apps/control-plane/src/nodes/reporting/inventory.dto';
+import * as nodes from '../../apps/control-plane/src/nodes/nodes.dto';
+import * as notifications from '../../apps/control-plane/src/notifications/notifications.dto';
+import * as pools from '../../apps/control-plane/src/pools/pools.dto';
+import * as sessions from '../../apps/control-plane/src/sessions/sessions.dto';
+import * as page from '../../apps/control-plane/src/platform/http/page-query.dto';
+import {
+  compileFastCheck,
+  FastValidationPipe,
+} from '../../apps/control-plane/src/platform/http/fast-validation';
+import { createValidationPipe } from '../../apps/control-plane/src/platform/http/validation.pipe';
 
 type Ctor = new () => object;
 
