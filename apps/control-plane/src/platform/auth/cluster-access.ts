@@ -44,3 +44,12 @@ export const clusterAccess = (
 /** Whether the caller skips the membership lookup altogether (nothing to ask the slices). */
 export const passesWithoutMembership = (caller: Caller, demand: ClusterDemand): boolean =>
   hasRole(caller, ADMIN) || (demand.reads && hasRole(caller, AUDITOR));
+
+/**
+ * Over several clusters (a mesh request's two): allowed by any one; else forbidden where the
+ * caller is a member of any; else not found.
+ */
+export const accessToAny = (answers: readonly ClusterAccess[]): ClusterAccess => {
+  if (answers.includes('allow')) return 'allow';
+  return answers.includes('forbidden') ? 'forbidden' : 'not_found';
+};

@@ -2,6 +2,7 @@ import { Caller, Role } from './caller';
 import {
   ClusterDemand,
   ClusterRole,
+  accessToAny,
   clusterAccess,
   passesWithoutMembership,
 } from './cluster-access';
@@ -39,5 +40,12 @@ describe('the cluster role table', () => {
     expect(passesWithoutMembership(as('auditor'), READ)).toBe(true);
     expect(passesWithoutMembership(as('auditor'), EDIT)).toBe(false);
     expect(passesWithoutMembership(as('user'), READ)).toBe(false);
+  });
+
+  it('over two clusters, allows by either, else forbids a member of one, else hides', () => {
+    expect(accessToAny(['not_found', 'allow'])).toBe('allow');
+    expect(accessToAny(['forbidden', 'not_found'])).toBe('forbidden');
+    expect(accessToAny(['not_found', 'not_found'])).toBe('not_found');
+    expect(accessToAny([])).toBe('not_found');
   });
 });
