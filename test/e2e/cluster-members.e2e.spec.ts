@@ -78,6 +78,12 @@ const ROUTES: readonly Row[] = [
     expect: editorRoute(400),
   },
   {
+    route: 'PATCH /v1/node-pools/{id}',
+    path: (i) => `/v1/node-pools/${i.poolId}`,
+    body: { autoscaling: { min: -1 } },
+    expect: editorRoute(400),
+  },
+  {
     route: 'DELETE /v1/node-pools/{id}',
     path: (i) => `/v1/node-pools/${i.poolId}`,
     expect: editorRoute(409), // the cluster's last pool
@@ -147,7 +153,7 @@ const ROUTES: readonly Row[] = [
 
 const send = (t: TestApp, row: Row, ids: Ids, headers: Record<string, string>) => {
   const [method] = row.route.split(' ');
-  const call = request(t.url)[method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'](
+  const call = request(t.url)[method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'](
     row.path(ids),
   );
   return row.body === undefined ? call.set(headers) : call.set(headers).send(row.body);

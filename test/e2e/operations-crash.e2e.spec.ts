@@ -32,6 +32,10 @@ const setUpPool = async (app: ChildApp, name: string): Promise<string> => {
     podCidr: '10.244.0.0/16',
     serviceCidr: '10.96.0.0/12',
   });
+  // Pools change only in a running cluster: walked there as its provisioner would report it.
+  for (const to of ['provisioning', 'bootstrapping', 'running']) {
+    await call(app, 'POST', `/v1/clusters/${cluster.body.clusterId}/transitions`, { to });
+  }
   const pool = await call(app, 'POST', `/v1/clusters/${cluster.body.clusterId}/node-pools`, {
     name,
     kind: 'gpu',

@@ -7,6 +7,7 @@ import {
 } from '../../apps/control-plane/src/platform/idempotency/idempotency.hooks';
 import { IdempotencyStore } from '../../apps/control-plane/src/platform/idempotency/idempotency.store';
 import { UnavailableError } from '@fleet/kernel';
+import { untilRunning } from '../support/clusters';
 import { startApp, TestApp } from '../support/app';
 import { gpuNode, report } from '../support/reports';
 
@@ -157,6 +158,7 @@ describe.each([
   it('answers a pool create retried after its kept answer was lost (Redis emptied) with the pool it made, not 409 pool_name_taken', async () => {
     const clusterId = (await create('k-pool-cluster', cluster('pooled')).expect(201)).body
       .clusterId as string;
+    await untilRunning(t.url, admin, clusterId); // pools are made only in a running cluster
     const createPool = () =>
       request(t.url)
         .post(`/v1/clusters/${clusterId}/node-pools`)

@@ -3,6 +3,7 @@ import http from 'node:http';
 import Redis from 'ioredis';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { untilRunning } from '../support/clusters';
 import { startApp, TestApp } from '../support/app';
 import { OwnRedis } from '../support/own-redis';
 import { cpuNode, eventually, gpuNode, report, sleep } from '../support/reports';
@@ -373,6 +374,7 @@ describe('a pool operation asked for while Redis is down', () => {
         serviceCidr: '10.96.0.0/12',
       })
     ).body.clusterId as string;
+    await untilRunning(own.t.url, admin, cluster); // pools are made only in a running cluster
     const pool = (
       await request(own.t.url)
         .post(`/v1/clusters/${cluster}/node-pools`)

@@ -7,6 +7,7 @@ export {
   clusterStreamId,
 } from './cluster.events';
 export { ClusterState } from './cluster.decider';
+export { WORKING_CLUSTER_STATUSES, refuseUnlessWorking, takesPlacements } from './cluster-gate';
 export { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 export { ClusterLivenessCommand, ClusterLivenessState } from './cluster-liveness.decider';
 export { CLUSTERS, ClusterDoc } from './clusters.projection';

@@ -35,29 +35,41 @@ export type ReportNodeData = {
 export const modeFromLabels = (labels: Readonly<Record<string, string>>): NodeMode =>
   labels['fleet/mode'] === 'dedicated' ? 'dedicated' : 'shared';
 
+/**
+ * `a` before `b`: two times as the server writes them (`toISOString`, 24 characters ending in
+ * Z) compare as text, with no parsing (the common report is compared on every report); any
+ * other form is parsed.
+ */
+const earlier = (a: string, b: string): boolean =>
+  a.length === 24 && b.length === 24 && a.charCodeAt(23) === 90 && b.charCodeAt(23) === 90
+    ? a < b
+    : Date.parse(a) < Date.parse(b);
+
+/**
+ * When the report was observed (API.md): its `observedAt`, or without one its receive time, so
+ * a later report dated before that (by a controller whose clock is behind) changes nothing.
+ */
+export const observedTime = (report: Pick<NodeReport, 'observedAt'>, receivedAt: string): string =>
+  report.observedAt ?? receivedAt;
+
 /** Whether `observedAt` is before the later of `applied` and `newest` (null: not a time yet). */
 const observedBefore = (
-  observedAt: string | null,
+  observedAt: string,
   applied: string | null,
   newest: string | null,
-): boolean => {
-  // Stryker disable next-line ConditionalExpression: an early exit, the test below answers false for these too
-  if (observedAt === null || (applied === null && newest === null)) return false;
-  // Each time parsed once: the common report is in order, and is checked on every report.
-  const at = Date.parse(observedAt);
-  return (
-    (applied !== null && at < Date.parse(applied)) || (newest !== null && at < Date.parse(newest))
-  );
-};
+): boolean =>
+  (applied !== null && earlier(observedAt, applied)) ||
+  (newest !== null && earlier(observedAt, newest));
 
-/** A report older (by the operator's observedAt) than the newest one applied changes nothing. */
+/** A report observed (`observedTime`) before the newest one applied or heard changes nothing. */
 export const isOutOfOrder = (
   report: Pick<NodeReport, 'observedAt'>,
+  receivedAt: string,
   state: NodeState,
   newestObservedAt: string | null,
 ): boolean =>
   observedBefore(
-    report.observedAt,
+    observedTime(report, receivedAt),
     state.status === 'online' || state.status === 'offline' ? state.observedAt : null,
     newestObservedAt,
   );
@@ -101,7 +113,7 @@ const sameCardList = (a: readonly GpuCard[], b: readonly GpuCard[]): boolean => 
 /** What every event of a report carries. */
 const stampOf = (data: ReportNodeData) => ({
   nodeId: data.nodeId,
-  observedAt: data.report.observedAt,
+  observedAt: observedTime(data.report, data.receivedAt),
   at: data.receivedAt,
 });
 
@@ -126,7 +138,7 @@ const registration = ({ report, receivedAt, nodeId }: ReportNodeData): NodeEvent
     gpus: report.gpus,
     kubeletReady: report.kubeletReady,
     unschedulable: report.unschedulable,
-    observedAt: report.observedAt,
+    observedAt: observedTime(report, receivedAt),
     registeredAt: receivedAt,
   },
 });
@@ -228,7 +240,8 @@ const readinessChange = (data: ReportNodeData, state: ExistingNode, events: Node
 /** What a report changes: registration, or the events of each fact it reports differently. */
 export const decideReport = (data: ReportNodeData, state: NodeState): NodeEvent[] => {
   if (state.status === 'absent' || state.status === 'deleted') return [registration(data)];
-  if (observedBefore(data.report.observedAt, state.observedAt, data.newestObservedAt)) {
+  const observed = observedTime(data.report, data.receivedAt);
+  if (observedBefore(observed, state.observedAt, data.newestObservedAt)) {
     return lateReport(data, state);
   }
   // The common report changes nothing: nothing is made for it beyond the empty list (it is

@@ -324,7 +324,7 @@ describe('node', () => {
       ).toEqual(['NodeInventoryChanged']);
     });
 
-    it('applies a report that carries no observedAt, whatever was applied or heard before', () => {
+    it('applies a report without observedAt received after the newest applied or heard', () => {
       const changed = report({ observedAt: null, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
       expect(
         spec
@@ -335,7 +335,25 @@ describe('node', () => {
       ).toEqual(['NodeInventoryChanged']);
     });
 
-    it('orders reports by the newest heartbeat alone while none was applied with a time', () => {
+    it('counts a report without observedAt as observed when received: one dated before it changes nothing', () => {
+      const atT2 = spec
+        .given()
+        .when(reportNode(report({ observedAt: null }), T2))
+        .thenEvents();
+      expect(atT2).toMatchObject([{ type: 'NodeRegistered', data: { observedAt: T2 } }]);
+      const earlier = report({ observedAt: T1, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
+      spec.given(atT2).when(reportNode(earlier, T3)).thenNothing();
+      const later = report({ observedAt: T3, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
+      expect(
+        spec
+          .given(atT2)
+          .when(reportNode(later, T3))
+          .thenEvents()
+          .map((e) => [e.type, e.type === 'NodeInventoryChanged' && e.data.observedAt]),
+      ).toEqual([['NodeInventoryChanged', T3]]);
+    });
+
+    it('orders reports by the newest heartbeat too', () => {
       const changed = report({ observedAt: T0, capacity: { cpu: 9, memoryGiB: 9, diskGiB: 9 } });
       spec
         .given([registered(report({ observedAt: null }))])
@@ -442,11 +460,25 @@ describe('node', () => {
     const state = (observedAt: string | null) =>
       [registered(report({ observedAt }))].reduce(evolveNode, initialNodeState());
 
-    it('is a report observed before the newest applied or heard, never one without a time', () => {
-      expect(isOutOfOrder({ observedAt: T0 }, state(T1), null)).toBe(true);
-      expect(isOutOfOrder({ observedAt: T0 }, state(null), T1)).toBe(true);
-      expect(isOutOfOrder({ observedAt: T1 }, state(T1), T1)).toBe(false);
-      expect(isOutOfOrder({ observedAt: null }, state(T1), T2)).toBe(false);
+    it('is a report observed before the newest applied or heard', () => {
+      expect(isOutOfOrder({ observedAt: T0 }, T3, state(T1), null)).toBe(true);
+      expect(isOutOfOrder({ observedAt: T0 }, T3, state(null), T1)).toBe(true);
+      expect(isOutOfOrder({ observedAt: T1 }, T3, state(T1), T1)).toBe(false);
+    });
+
+    it('takes a report without a time as observed at its receive time', () => {
+      expect(isOutOfOrder({ observedAt: null }, T2, state(T1), T2)).toBe(false);
+      expect(isOutOfOrder({ observedAt: null }, T1, state(T2), null)).toBe(true);
+      expect(isOutOfOrder({ observedAt: null }, T1, state(T0), T2)).toBe(true);
+    });
+
+    it('compares times written in any offset as the instants they are', () => {
+      expect(isOutOfOrder({ observedAt: '2026-12-02T19:00:10+09:00' }, T3, state(T1), null)).toBe(
+        true,
+      );
+      expect(isOutOfOrder({ observedAt: '2026-12-02T19:00:20+09:00' }, T3, state(T1), null)).toBe(
+        false,
+      );
     });
 
     it('orders a report of an offline node as one of an online node', () => {
@@ -454,12 +486,12 @@ describe('node', () => {
         registered(report({ observedAt: T1 })),
         wentOffline('heartbeat_timeout', T2),
       ].reduce(evolveNode, initialNodeState());
-      expect(isOutOfOrder({ observedAt: T0 }, offline, null)).toBe(true);
+      expect(isOutOfOrder({ observedAt: T0 }, T3, offline, null)).toBe(true);
     });
 
     it('orders a report of a node not known yet by the newest heard alone', () => {
-      expect(isOutOfOrder({ observedAt: T0 }, initialNodeState(), null)).toBe(false);
-      expect(isOutOfOrder({ observedAt: T0 }, initialNodeState(), T1)).toBe(true);
+      expect(isOutOfOrder({ observedAt: T0 }, T3, initialNodeState(), null)).toBe(false);
+      expect(isOutOfOrder({ observedAt: T0 }, T3, initialNodeState(), T1)).toBe(true);
     });
   });
 

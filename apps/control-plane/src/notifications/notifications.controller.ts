@@ -15,10 +15,13 @@ const view = (doc: NotificationDoc): Notification =>
 const isInvalidCursor = (error: unknown): boolean =>
   error instanceof InvalidCursorError || (error as Error | null)?.name === 'InvalidCursorError';
 
-/** Admin notifications, oldest first; every admin sees every notification. */
+/**
+ * Admin notifications, oldest first; every admin sees every notification, and an auditor reads
+ * them (API.md's role table: every query, notifications included).
+ */
 @ApiTags('notifications')
 @ApiBearerAuth()
-@Roles('admin')
+@Roles('admin', 'auditor')
 @Controller('v1/notifications')
 export class NotificationsController {
   constructor(@Inject(READ_MODELS) private readonly readModels: ReadModelStore) {}

@@ -45,17 +45,42 @@ export const nodesNeeded = (
 };
 
 /**
- * One autoscaler decision for a pool: out by what the long-waiting sessions need (up to max),
- * else in by the long-idle nodes (down to min), else nothing. Out wins: a pool with waiting
- * sessions never shrinks. It acts on demand only: a pool below its min (made so by hand) is
- * not raised on its own, since creating a pool must not start machines nobody asked for.
+ * The bounds alone: a pool above its max scales in to it (through the usual drains), one
+ * below its min scales out to it; within them, nothing. What a PATCH of the bounds starts at
+ * once, and what every tick checks first.
+ */
+export const boundsDecision = (
+  size: number,
+  bounds: { readonly min: number; readonly max: number },
+): AutoscaleDecision => {
+  if (size > bounds.max) {
+    return {
+      desiredSize: bounds.max,
+      reason: `autoscale in: ${size} node(s), above the maximum of ${bounds.max}`,
+    };
+  }
+  if (size < bounds.min) {
+    return {
+      desiredSize: bounds.min,
+      reason: `autoscale out: ${size} node(s), below the minimum of ${bounds.min}`,
+    };
+  }
+  return null;
+};
+
+/**
+ * One autoscaler decision for a pool: first its bounds (out to min, in to max), then out by
+ * what the long-waiting sessions need (up to max), else in by the long-idle nodes (down to
+ * min), else nothing. Out wins: a pool with waiting sessions never shrinks within its bounds.
  */
 export const autoscaleDecision = (input: AutoscaleInput): AutoscaleDecision => {
   const { pool, size, idleNodes } = input;
   const { min, max } = pool.autoscaling;
   const waiting = input.waiting.filter((d) => fitsOneNode(pool, d));
+  const bounded = boundsDecision(size, { min, max });
+  if (bounded && (bounded.desiredSize < size || waiting.length === 0)) return bounded;
   if (waiting.length > 0) {
-    const target = Math.min(max, size + nodesNeeded(pool, waiting));
+    const target = Math.max(min, Math.min(max, size + nodesNeeded(pool, waiting)));
     if (target > size) {
       return {
         desiredSize: target,

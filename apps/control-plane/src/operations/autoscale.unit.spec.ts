@@ -1,4 +1,4 @@
-import { autoscaleDecision } from './autoscale';
+import { autoscaleDecision, boundsDecision } from './autoscale';
 
 const gpuPool = {
   kind: 'gpu' as const,
@@ -47,8 +47,66 @@ describe('autoscale decision', () => {
     expect(autoscaleDecision({ pool: gpuPool, size: 1, waiting: [], idleNodes: 1 })).toBeNull();
   });
 
-  it('does not raise a pool below its minimum on its own (demand only)', () => {
-    expect(autoscaleDecision({ pool: gpuPool, size: 0, waiting: [], idleNodes: 0 })).toBeNull();
+  describe('the bounds', () => {
+    it('raises a pool below its minimum to it, with no demand at all', () => {
+      expect(autoscaleDecision({ pool: gpuPool, size: 0, waiting: [], idleNodes: 0 })).toEqual({
+        desiredSize: 1,
+        reason: expect.stringMatching(/^autoscale out: 0 node\(s\), below the minimum of 1/),
+      });
+      const min3 = { ...gpuPool, autoscaling: { min: 3, max: 4 } };
+      expect(
+        autoscaleDecision({ pool: min3, size: 1, waiting: [], idleNodes: 1 })?.desiredSize,
+      ).toBe(3);
+    });
+
+    it('raises it past the minimum when waiting sessions need more, still within max', () => {
+      const min2 = { ...gpuPool, autoscaling: { min: 2, max: 4 } };
+      expect(
+        autoscaleDecision({ pool: min2, size: 0, waiting: [l40s(2), l40s(2)], idleNodes: 0 })
+          ?.desiredSize,
+      ).toBe(2);
+      expect(
+        autoscaleDecision({
+          pool: min2,
+          size: 1,
+          waiting: [l40s(2), l40s(2), l40s(2)],
+          idleNodes: 0,
+        })?.desiredSize,
+      ).toBe(4);
+    });
+
+    it('lowers a pool above its maximum to it, waiting sessions or not', () => {
+      for (const waiting of [[], [l40s(1)]]) {
+        expect(autoscaleDecision({ pool: gpuPool, size: 6, waiting, idleNodes: 0 })).toEqual({
+          desiredSize: 4,
+          reason: expect.stringMatching(/^autoscale in: 6 node\(s\), above the maximum of 4/),
+        });
+      }
+    });
+
+    it('holds every decision within [min, max] (or moving towards it)', () => {
+      for (let size = 0; size <= 6; size++) {
+        for (const idleNodes of [0, 1, 3]) {
+          for (const waiting of [[], [l40s(2)], [l40s(2), l40s(2), l40s(2)]]) {
+            const d = autoscaleDecision({ pool: gpuPool, size, waiting, idleNodes });
+            if (d === null) {
+              expect(size).toBeGreaterThanOrEqual(1);
+              expect(size).toBeLessThanOrEqual(4);
+            } else {
+              expect(d.desiredSize).toBeGreaterThanOrEqual(1);
+              expect(d.desiredSize).toBeLessThanOrEqual(4);
+            }
+          }
+        }
+      }
+    });
+  });
+
+  it('boundsDecision alone: nothing within the bounds', () => {
+    expect(boundsDecision(2, { min: 1, max: 4 })).toBeNull();
+    expect(boundsDecision(0, { min: 0, max: 4 })).toBeNull();
+    expect(boundsDecision(5, { min: 1, max: 4 })?.desiredSize).toBe(4);
+    expect(boundsDecision(0, { min: 2, max: 4 })?.desiredSize).toBe(2);
   });
 
   it('sizes CPU pools by vCPUs and memory', () => {

@@ -2,6 +2,7 @@ import { EmbeddedReadModelStore } from '@fleet/readmodels';
 import { NODE_POOLS, PoolDoc } from '../pools';
 import type { QueryBus } from '@nestjs/cqrs';
 import { SESSIONS, SessionDoc } from '../sessions';
+import { GetClusterState } from '../clusters';
 import { AutoscalerService } from './autoscaler.service';
 import { OperationsService } from './operations.service';
 
@@ -22,6 +23,15 @@ const pool = (poolId: string, cpu: number): PoolDoc & { _id: string } => ({
   createdAt: '2026-12-03T00:00:00.000Z',
   deletedAt: null,
 });
+
+/** A query bus: each cluster in `status` (running unless said), the pool's members otherwise. */
+const bus = (members: () => unknown[], status: Record<string, string> = {}) =>
+  ({
+    execute: async (query: unknown) =>
+      query instanceof GetClusterState
+        ? { state: { status: status[query.clusterId] ?? 'running' } }
+        : members(),
+  }) as unknown as QueryBus;
 
 const queued = (i: number, poolId: string, cpu: number): SessionDoc => ({
   _id: `s-${String(i).padStart(5, '0')}`,
@@ -63,7 +73,7 @@ describe('AutoscalerService over a long queue', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { execute: async () => [] } as unknown as QueryBus,
+      bus(() => []),
       { scale } as unknown as OperationsService,
     );
     await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'));
@@ -86,7 +96,7 @@ describe('AutoscalerService watching idle nodes', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { execute: async () => [node] } as unknown as QueryBus,
+      bus(() => [node]),
       { scale } as unknown as OperationsService,
     );
     return {
@@ -135,7 +145,7 @@ describe('AutoscalerService run by the leader', () => {
     const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
     const autoscaler = new AutoscalerService(
       readModels,
-      { execute: async () => [] } as unknown as QueryBus,
+      bus(() => []),
       { scale } as unknown as OperationsService,
     );
     await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'), 6);
@@ -145,5 +155,43 @@ describe('AutoscalerService run by the leader', () => {
       expect.objectContaining({ leaderEpoch: 6 }),
       expect.anything(),
     );
+  });
+});
+
+describe('AutoscalerService and the cluster and pool switches', () => {
+  const seeded = async (docs: Array<PoolDoc & { _id: string }>) => {
+    const readModels = new EmbeddedReadModelStore();
+    await readModels.commit(
+      'test',
+      docs.map((doc) => ({ op: 'upsert' as const, collection: NODE_POOLS, doc })),
+      1,
+    );
+    return readModels;
+  };
+  const below = (poolId: string, clusterId = 'c1', enabled = true) => ({
+    ...pool(poolId, 4),
+    clusterId,
+    autoscaling: { enabled, min: 2, max: 3, queueWaitSec: 1, idleCooldownSec: 600 },
+  });
+
+  it('raises a pool below its min only where autoscaling is on and the cluster works', async () => {
+    const readModels = await seeded([
+      below('on'),
+      below('off', 'c1', false),
+      below('requested', 'c2'),
+      below('failed', 'c3'),
+      below('degraded', 'c4'),
+    ]);
+    const scale = jest.fn().mockResolvedValue({ operationId: 'op' });
+    const autoscaler = new AutoscalerService(
+      readModels,
+      bus(() => [], { c2: 'requested', c3: 'failed', c4: 'degraded' }),
+      { scale } as unknown as OperationsService,
+    );
+    await autoscaler.tick(Date.parse('2026-12-03T01:00:00.000Z'));
+    expect(scale.mock.calls.map(([poolId, size]) => [poolId, size])).toEqual([
+      ['degraded', 2],
+      ['on', 2],
+    ]);
   });
 });

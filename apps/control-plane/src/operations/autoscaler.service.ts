@@ -4,8 +4,16 @@ import { CommandContext, DomainError, systemContext, newId } from '@fleet/kernel
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { SESSIONS, SessionDoc } from '../sessions';
 import { READ_MODELS } from '../platform/runtime/tokens';
-import { AUTOSCALE_DEFAULTS, ListPoolMembers, NODE_POOLS, PoolDoc } from '../pools';
-import { autoscaleDecision, fitsOneNode } from './autoscale';
+import { GetClusterState, WORKING_CLUSTER_STATUSES } from '../clusters';
+import {
+  AUTOSCALE_DEFAULTS,
+  GetPoolState,
+  ListPoolMembers,
+  NODE_POOLS,
+  PoolDoc,
+  autoscalingOn,
+} from '../pools';
+import { autoscaleDecision, boundsDecision, fitsOneNode } from './autoscale';
 import { OperationsService } from './operations.service';
 
 /** How often the autoscaler decides (once per period across processes sharing Redis). */
@@ -48,6 +56,9 @@ export class AutoscalerService {
       });
       const claimed = new Set<string>();
       for (const pool of pools) {
+        if (!autoscalingOn(pool.autoscaling)) continue;
+        // A cluster not running takes no pool changes, the autoscaler's included.
+        if (!(await this.clusterWorking(pool.clusterId))) continue;
         const settings = { ...AUTOSCALE_DEFAULTS, ...pool.autoscaling! };
         const tenants = pool.access.tenants;
         const waiting = queued.filter(
@@ -100,6 +111,35 @@ export class AutoscalerService {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * A PATCH of the pool's autoscaling: its new bounds hold at once (out to min, in to max,
+   * through the usual scale operation and its drains). Null when within them, autoscaling is
+   * off, or another operation runs (the next tick decides again once it ends).
+   */
+  async enforceBounds(
+    poolId: string,
+    ctx: CommandContext,
+  ): Promise<{ operationId: string } | null> {
+    const pool = (await this.queries.execute(new GetPoolState(poolId))).state;
+    if (pool.status !== 'active' || pool.operationId !== null) return null;
+    if (!autoscalingOn(pool.autoscaling)) return null;
+    const members = await this.queries.execute(new ListPoolMembers(poolId));
+    const decision = boundsDecision(members.length, pool.autoscaling);
+    if (!decision) return null;
+    try {
+      return await this.operations.scale(poolId, decision.desiredSize, ctx, decision.reason);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'operation_in_progress') return null;
+      throw error;
+    }
+  }
+
+  private async clusterWorking(clusterId: string): Promise<boolean> {
+    const { state } = await this.queries.execute(new GetClusterState(clusterId));
+    // Unknown: a cluster adopted from reports a moment ago (adopted clusters run).
+    return state.status === 'absent' || WORKING_CLUSTER_STATUSES.includes(state.status);
   }
 
   private context(leaderEpoch?: number): CommandContext {

@@ -10,42 +10,26 @@ import {
   Query,
 } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '@fleet/kernel';
 import { Roles } from '../platform/auth/decorators';
 import { ClusterScoped } from '../platform/auth/cluster-role.guard';
 import { Ctx } from '../platform/http/command-context';
-import { QueryParams } from '../platform/http/page-query.dto';
-import { CLUSTER_ID, CLUSTER_ID_RULE, UUID, checkId } from '../platform/http/ids';
+import { checkId } from '../platform/http/ids';
 import { OperationAccepted } from '../clusters';
 import { ResizeNodePoolDto, ScaleNodePoolDto } from '../pools';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { DeleteNodePool } from './delete-node-pool.handler';
 import { OperationsService } from './operations.service';
+import {
+  ListOperationsQuery,
+  OperationPage,
+  OperationViewDto,
+  OperationsQueries,
+} from './operations.queries';
 import { ResizeNodePool } from './resize-node-pool.handler';
 import { ScaleNodePool } from './scale-node-pool.handler';
 import { NoBody } from '../platform/http/no-body';
-
-@QueryParams()
-export class ListOperationsQuery {
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @Matches(UUID, { message: 'poolId must be a pool id' })
-  poolId?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @Matches(CLUSTER_ID, { message: `clusterId ${CLUSTER_ID_RULE}` })
-  clusterId?: string;
-
-  @ApiPropertyOptional({ enum: ['pending', 'running', 'succeeded', 'failed', 'timeout'] })
-  @IsOptional()
-  @IsIn(['pending', 'running', 'succeeded', 'failed', 'timeout'])
-  status?: string;
-}
 
 @ApiTags('operations')
 @ApiBearerAuth()
@@ -54,6 +38,7 @@ export class OperationsController {
   constructor(
     @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(OperationsService) private readonly operations: OperationsService,
+    @Inject(OperationsQueries) private readonly queries: OperationsQueries,
   ) {}
 
   /** 202: an async operation; 409 operation_in_progress while another runs on the pool, size_out_of_range outside min/max. */
@@ -61,14 +46,14 @@ export class OperationsController {
   @HttpCode(202)
   @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
-  scale(
+  async scale(
     @Param('poolId') poolId: string,
     @Body() body: ScaleNodePoolDto,
     @Ctx() ctx: CommandContext,
   ): Promise<OperationAccepted> {
-    return this.commands.execute(
-      new ScaleNodePool(checkId('poolId', poolId), body.desiredSize, ctx),
-    );
+    const id = checkId('poolId', poolId);
+    await this.operations.refuseOnIdleCluster(id);
+    return this.commands.execute(new ScaleNodePool(id, body.desiredSize, ctx));
   }
 
   /** 202: rolling replacement onto the new vCPU / memory shape, one node at a time. */
@@ -76,7 +61,7 @@ export class OperationsController {
   @HttpCode(202)
   @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
-  resize(
+  async resize(
     @Param('poolId') poolId: string,
     @Body() body: ResizeNodePoolDto,
     @Ctx() ctx: CommandContext,
@@ -84,7 +69,9 @@ export class OperationsController {
     if (body.cpu == null && body.memoryGiB == null) {
       throw validationFailed([{ field: 'cpu', problems: ['give cpu, memoryGiB or both'] }]);
     }
-    return this.commands.execute(new ResizeNodePool(checkId('poolId', poolId), body, ctx));
+    const id = checkId('poolId', poolId);
+    await this.operations.refuseOnIdleCluster(id);
+    return this.commands.execute(new ResizeNodePool(id, body, ctx));
   }
 
   /** 202: drains and removes the pool's nodes, then deletes it; 409 last_pool for a cluster's last pool. */
@@ -93,19 +80,27 @@ export class OperationsController {
   @HttpCode(202)
   @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
-  remove(@Param('poolId') poolId: string, @Ctx() ctx: CommandContext): Promise<OperationAccepted> {
-    return this.commands.execute(new DeleteNodePool(checkId('poolId', poolId), ctx));
+  async remove(
+    @Param('poolId') poolId: string,
+    @Ctx() ctx: CommandContext,
+  ): Promise<OperationAccepted> {
+    const id = checkId('poolId', poolId);
+    await this.operations.refuseOnIdleCluster(id);
+    return this.commands.execute(new DeleteNodePool(id, ctx));
   }
 
+  /** Newest first, in pages; filters by cluster, pool, type and status (400 on a bad one). */
   @Get('operations')
   @Roles('admin', 'auditor')
-  list(@Query() query: ListOperationsQuery) {
-    return this.operations.list(query);
+  @ApiOkResponse({ type: OperationPage })
+  list(@Query() query: ListOperationsQuery): Promise<OperationPage> {
+    return this.queries.list(query);
   }
 
   @Get('operations/:operationId')
   @ClusterScoped('viewer', 'operation')
+  @ApiOkResponse({ type: OperationViewDto })
   get(@Param('operationId') operationId: string) {
-    return this.operations.get(checkId('operationId', operationId));
+    return this.queries.get(checkId('operationId', operationId));
   }
 }

@@ -9,11 +9,13 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { ProvisionerModule } from '../provisioner';
 import { DeleteNodePoolHandler } from './delete-node-pool.handler';
 import { OpenClusterOperationHandler } from './open-cluster-operation.handler';
+import { KeepPoolWithinBoundsHandler } from './keep-pool-within-bounds.handler';
 import { operationCodec } from './operation.events';
 import { OperationsController } from './operations.controller';
 import { operationsProjection } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 import { OperationsService } from './operations.service';
+import { OperationsQueries } from './operations.queries';
 import { ResizeNodePoolHandler } from './resize-node-pool.handler';
 import { ScaleNodePoolHandler } from './scale-node-pool.handler';
 import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
@@ -22,7 +24,8 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
   imports: [ProvisionerModule],
   controllers: [OperationsController],
   providers: [
-    ...[OperationsSaga, OperationsService, AutoscalerService, OpenClusterOperationHandler],
+    ...[OperationsSaga, OperationsService, OperationsQueries, AutoscalerService],
+    ...[OpenClusterOperationHandler, KeepPoolWithinBoundsHandler],
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
     ClusterOfOperationHandler,

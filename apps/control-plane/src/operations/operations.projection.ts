@@ -17,8 +17,9 @@ export const operationsProjection: Projection = {
     {
       name: OPERATIONS,
       // The sorts (MongoDB): GET /v1/operations newest first, over every operation or filtered
-      // by pool, cluster or status.
+      // by pool, cluster, type or status.
       indexes: [
+        { operationType: 1, requestedAt: -1, _id: 1 },
         { requestedAt: -1, _id: 1 },
         { poolId: 1, requestedAt: -1, _id: 1 },
         { clusterId: 1, requestedAt: -1, _id: 1 },

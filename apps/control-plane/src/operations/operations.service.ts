@@ -12,7 +12,12 @@ import {
   uuidFrom,
 } from '@fleet/kernel';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { AddPoolToCluster, GetClusterState, RemovePoolFromCluster } from '../clusters';
+import {
+  AddPoolToCluster,
+  GetClusterState,
+  RemovePoolFromCluster,
+  refuseUnlessWorking,
+} from '../clusters';
 import { Config } from '../config/config';
 import { CLOCK, CONFIG, READ_MODELS } from '../platform/runtime/tokens';
 import {
@@ -25,11 +30,10 @@ import {
   PoolOperationType,
   beginsOperation,
 } from '../pools';
+import { gpuShapeRefusal } from './gpu-shape';
 import { operationAggregate } from './operation.decider';
 import { operationStreamId } from './operation.events';
-import { OPERATIONS, OperationDoc } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
-import { OperationView, operationView } from './operation.view';
 
 export const OPERATIONS_PROJECTION = 'projection:operations';
 
@@ -81,6 +85,10 @@ export class OperationsService {
       cpu: shape.cpu ?? pool.spec.cpu,
       memoryGiB: shape.memoryGiB ?? pool.spec.memoryGiB,
     };
+    const offShape = pool.gpuType
+      ? gpuShapeRefusal(pool.gpuType, pool.spec.gpusPerNode, resizeTo)
+      : null;
+    if (offShape) throw offShape;
     // With an operation running, that is the answer (the decider's), whatever the shape asked.
     const same = resizeTo.cpu === pool.spec.cpu && resizeTo.memoryGiB === pool.spec.memoryGiB;
     if (same && pool.operationId === null) {
@@ -354,26 +362,15 @@ export class OperationsService {
     );
   }
 
-  /** Newest first. */
-  async list(filter: {
-    poolId?: string;
-    clusterId?: string;
-    status?: string;
-  }): Promise<{ items: OperationView[] }> {
-    const query: Record<string, string> = {};
-    if (filter.poolId) query.poolId = filter.poolId;
-    if (filter.clusterId) query.clusterId = filter.clusterId;
-    if (filter.status) query.status = filter.status;
-    const page = await this.readModels.find<OperationDoc & Doc>(OPERATIONS, query, {
-      sort: { requestedAt: -1 },
-      limit: 200,
-    });
-    return { items: page.items.map((d) => operationView(d)) };
-  }
-
-  async get(operationId: string): Promise<OperationView> {
-    const doc = await this.readModels.get<OperationDoc & Doc>(OPERATIONS, operationId);
-    if (!doc) throw notFound('operation', operationId);
-    return operationView(doc);
+  /**
+   * API pool changes need the pool's cluster running, upgrading or degraded (409
+   * cluster_not_running). Asked by the routes only: an operation's own steps, and the
+   * autoscaler (which skips such clusters), are not refused here.
+   */
+  async refuseOnIdleCluster(poolId: string): Promise<void> {
+    const pool = (await this.queries.execute(new GetPoolState(poolId))).state;
+    if (pool.status === 'absent' || pool.status === 'deleted') throw notFound('node pool', poolId);
+    const cluster = (await this.queries.execute(new GetClusterState(pool.clusterId))).state;
+    refuseUnlessWorking(pool.clusterId, cluster);
   }
 }

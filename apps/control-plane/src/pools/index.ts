@@ -2,6 +2,7 @@
 export {
   AUTOSCALE_DEFAULTS,
   Autoscaling,
+  autoscalingOn,
   POOL_OPERATION_TYPES,
   PoolDefinition,
   PoolEvent,
@@ -23,5 +24,6 @@ export { MarkPoolDeleted } from './mark-pool-deleted.handler';
 export { ChangePoolSpec } from './change-pool-spec.handler';
 export { AssignNodeToPool } from './assign-node-to-pool.handler';
 export { GetPoolState } from './get-pool-state.handler';
+export { KeepPoolWithinBounds } from './keep-pool-within-bounds.command';
 export { ListPoolMembers } from './list-pool-members.handler';
 export { PoolsModule } from './pools.module';

@@ -1,7 +1,7 @@
 import { DomainError, notFound } from '@fleet/kernel';
 import type { SessionDemand } from '../nodes';
 import type { ClusterRole } from '../platform/auth/cluster-access';
-import { PoolState } from './pool.decider';
+import type { PoolState } from './pool.decider';
 
 /** What a session asks of the pool it names: the owner it runs for, and its demand. */
 export type PoolRequest = {

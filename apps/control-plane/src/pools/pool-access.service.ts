@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '@fleet/cqrs';
 import { Doc, ReadModelStore } from '@fleet/readmodels/port';
-import { CLUSTERS, ClusterDoc, roleOn } from '../clusters';
+import { CLUSTERS, ClusterDoc, GetClusterState, refuseUnlessWorking, roleOn } from '../clusters';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { poolAggregate } from './pool.decider';
 import { poolStreamId } from './pool.events';
@@ -23,6 +24,7 @@ import {
 export class PoolAccessRule implements PoolAccess {
   constructor(
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+    @Inject(QueryBus) private readonly queries: QueryBus,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
   ) {}
 
@@ -32,12 +34,6 @@ export class PoolAccessRule implements PoolAccess {
     if (state.status === 'absent') return true;
     if (state.tenants.length > 0) return state.tenants.includes(owner);
     return poolOpenTo(state.tenants, owner, await this.members(state.clusterId, owner));
-  }
-
-  private async members(clusterId: string, owner: string): Promise<ClusterMembers> {
-    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
-    if (!doc?.members?.length) return NO_MEMBERS;
-    return { any: true, role: roleOn(doc, owner) };
   }
 
   async gone(poolId: string): Promise<boolean> {
@@ -53,5 +49,15 @@ export class PoolAccessRule implements PoolAccess {
         : await this.members(state.clusterId, request.owner);
     const refusal = poolRefusal(state, request, members);
     if (refusal) throw refusal;
+    if (state.status === 'absent') return;
+    // New sessions (and resumes) need the pool's cluster running, upgrading or degraded.
+    const cluster = (await this.queries.execute(new GetClusterState(state.clusterId))).state;
+    refuseUnlessWorking(state.clusterId, cluster);
+  }
+
+  private async members(clusterId: string, owner: string): Promise<ClusterMembers> {
+    const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+    if (!doc?.members?.length) return NO_MEMBERS;
+    return { any: true, role: roleOn(doc, owner) };
   }
 }

@@ -1,6 +1,13 @@
 import { Aggregate } from '@fleet/cqrs';
 import { Decider, DomainError, assertNever, invalidTransition, notFound } from '@fleet/kernel';
-import { PoolDefinition, PoolEvent, PoolOperationType, poolCodec } from './pool.events';
+import {
+  PoolDefinition,
+  PoolEvent,
+  PoolOperationType,
+  autoscalingOn,
+  poolCodec,
+} from './pool.events';
+import { AutoscalingChange, decideEdit } from './pool-editing.rules';
 
 export type PoolCommand =
   | { type: 'CreateNodePool'; data: PoolDefinition & { at: string } }
@@ -20,7 +27,16 @@ export type PoolCommand =
   | { type: 'EndPoolOperation'; data: { operationId: string; at: string } }
   | { type: 'MarkPoolDeleted'; data: { at: string } }
   | { type: 'ChangePoolSpec'; data: { cpu: number; memoryGiB: number; at: string } }
-  | { type: 'MarkPoolEmptied'; data: { nodeId: string; hostname: string; at: string } };
+  | { type: 'MarkPoolEmptied'; data: { nodeId: string; hostname: string; at: string } }
+  /**
+   * PATCH: autoscaling on or off with its bounds (0 ≤ min ≤ max, 1 ≤ max) and timings, and
+   * the owners who may place sessions (empty: everyone); decided together, so a refused part
+   * leaves the other unchanged too.
+   */
+  | {
+      type: 'EditNodePool';
+      data: { autoscaling?: AutoscalingChange; tenants?: readonly string[]; at: string };
+    };
 
 export type PoolState =
   | { readonly status: 'absent' }
@@ -55,7 +71,7 @@ const beginOperation = (
     );
   }
   if (pool.status !== 'active') throw invalidTransition('node pool', pool.status, operationType);
-  if (desiredSize !== null && pool.autoscaling) {
+  if (desiredSize !== null && autoscalingOn(pool.autoscaling)) {
     const { min, max } = pool.autoscaling;
     if (desiredSize < min || desiredSize > max) {
       throw conflict(
@@ -130,6 +146,8 @@ export const decidePool = (command: PoolCommand, state: PoolState): PoolEvent[] 
         },
       ];
     }
+    case 'EditNodePool':
+      return decideEdit(existing(state), command.data);
     default:
       return assertNever(command, 'node pool command');
   }
@@ -174,6 +192,10 @@ export const evolvePool = (state: PoolState, event: PoolEvent): PoolState => {
       return { ...existing(state), status: 'deleted' };
     case 'NodePoolSpecChanged':
       return { ...existing(state), spec: event.data.spec };
+    case 'PoolAutoscalingChanged':
+      return { ...existing(state), autoscaling: event.data.autoscaling };
+    case 'PoolAccessChanged':
+      return { ...existing(state), tenants: event.data.tenants };
     case 'NodePoolEmptied':
       return state;
     default:

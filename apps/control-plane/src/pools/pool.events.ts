@@ -23,6 +23,8 @@ export type PoolNodeSpec = {
  * than `queueWaitSec` scale it out; nodes idle longer than `idleCooldownSec` scale it in.
  */
 export type Autoscaling = {
+  /** Absent in pools created before autoscaling could be turned off: on. */
+  readonly enabled?: boolean;
   readonly min: number;
   readonly max: number;
   /** Absent in pools created before the autoscaler: AUTOSCALE_DEFAULTS apply. */
@@ -31,6 +33,10 @@ export type Autoscaling = {
 };
 
 export const AUTOSCALE_DEFAULTS = { queueWaitSec: 60, idleCooldownSec: 600 } as const;
+
+/** Whether the autoscaler keeps the pool within its bounds (pools before `enabled`: on). */
+export const autoscalingOn = (autoscaling: Autoscaling | null): autoscaling is Autoscaling =>
+  autoscaling !== null && autoscaling.enabled !== false;
 
 export type PoolDefinition = {
   readonly poolId: string;
@@ -57,6 +63,13 @@ export type PoolEvent =
   | { type: 'NodePoolDeleted'; data: { poolId: string; clusterId: string; at: string } }
   /** A resize finished: new nodes are made with this shape from now on. */
   | { type: 'NodePoolSpecChanged'; data: { poolId: string; spec: PoolNodeSpec; at: string } }
+  /** PATCH: autoscaling turned on or off, or its bounds or timings changed (the whole new value). */
+  | {
+      type: 'PoolAutoscalingChanged';
+      data: { poolId: string; autoscaling: Autoscaling; at: string };
+    }
+  /** PATCH: who may place sessions in the pool from now on (empty: everyone). */
+  | { type: 'PoolAccessChanged'; data: { poolId: string; tenants: string[]; at: string } }
   /** A dedicated GPU pool whose last GPU node went away (pool_emptied). */
   | {
       type: 'NodePoolEmptied';
@@ -77,4 +90,6 @@ export const poolCodec = new EventCodec<PoolEvent>({
   NodePoolDeleted: 1,
   NodePoolSpecChanged: 1,
   NodePoolEmptied: 1,
+  PoolAutoscalingChanged: 1,
+  PoolAccessChanged: 1,
 });

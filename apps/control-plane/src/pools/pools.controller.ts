@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '@fleet/kernel';
@@ -8,7 +8,8 @@ import { ClusterScoped } from '../platform/auth/cluster-role.guard';
 import { checkId, ClusterIdPipe } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
 import { CreateNodePool } from './create-node-pool.handler';
-import { AssignPoolDto, CreateNodePoolDto, PoolView } from './pools.dto';
+import { AssignPoolDto, CreateNodePoolDto, EditNodePoolDto, PoolView } from './pools.dto';
+import { EditNodePool } from './edit-node-pool.handler';
 import { AssignNodeToPool } from './assign-node-to-pool.handler';
 import { PoolsService } from './pools.service';
 
@@ -46,7 +47,24 @@ export class PoolsController {
     return this.pools.get(checkId('poolId', poolId));
   }
 
-  /** Moves a node into a pool at once: same cluster, matching kind and GPU model. */
+  /**
+   * Autoscaling (on/off, min, max, timings) and access; 409 pool_not_active while it is being
+   * deleted, cluster_not_running unless its cluster runs. Raising min above the size (or
+   * lowering max below it) starts a scale operation at once: `operation` in the answer.
+   */
+  @Patch('node-pools/:poolId')
+  @HttpCode(200)
+  @ClusterScoped('editor', 'pool')
+  @ApiOkResponse({ type: PoolView })
+  edit(
+    @Param('poolId') poolId: string,
+    @Body() body: EditNodePoolDto,
+    @Ctx() ctx: CommandContext,
+  ): Promise<PoolView> {
+    return this.commands.execute(new EditNodePool(checkId('poolId', poolId), body, ctx));
+  }
+
+  /** Moves a node into a pool at once (same cluster, kind and GPU model), or out (`null`). */
   @Put('nodes/:nodeId/pool')
   @HttpCode(200)
   @Roles('admin')

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsDefined,
   IsIn,
   IsInt,
@@ -142,10 +143,61 @@ export class CreateNodePoolDto {
 }
 
 export class AssignPoolDto {
-  @ApiProperty()
+  @ApiProperty({ type: String, nullable: true, description: 'A pool id, or null: out of its pool' })
+  @ValidateIf((o: AssignPoolDto) => o.poolId !== null)
   @IsString()
-  @Matches(UUID, { message: 'poolId must be a pool id' })
-  poolId!: string;
+  @Matches(UUID, { message: 'poolId must be a pool id or null' })
+  poolId!: string | null;
+}
+
+export class EditAutoscalingDto {
+  @ApiPropertyOptional({ description: 'Off keeps the bounds; absent: as it is (on for a new one)' })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1000, description: 'Required if the pool has none' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  min?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, description: 'Required if the pool has none' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  max?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 86400 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  queueWaitSec?: number;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 86400 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  idleCooldownSec?: number;
+}
+
+/** PATCH /v1/node-pools/{id}: at least one of the two. */
+export class EditNodePoolDto {
+  @ApiPropertyOptional({ type: EditAutoscalingDto })
+  @IsOptional()
+  @IsDefined()
+  @NestedDto(() => EditAutoscalingDto)
+  autoscaling?: EditAutoscalingDto;
+
+  @ApiPropertyOptional({ type: PoolAccessDto })
+  @IsOptional()
+  @IsDefined()
+  @NestedDto(() => PoolAccessDto)
+  access?: PoolAccessDto;
 }
 
 export class ScaleNodePoolDto {
@@ -184,9 +236,15 @@ export class PoolView {
   @ApiProperty({ example: { tenants: [] } }) access!: { tenants: string[] };
   @ApiProperty({
     nullable: true,
-    example: { min: 1, max: 10, queueWaitSec: 60, idleCooldownSec: 600 },
+    example: { enabled: true, min: 1, max: 10, queueWaitSec: 60, idleCooldownSec: 600 },
   })
-  autoscaling!: { min: number; max: number; queueWaitSec: number; idleCooldownSec: number } | null;
+  autoscaling!: {
+    enabled: boolean;
+    min: number;
+    max: number;
+    queueWaitSec: number;
+    idleCooldownSec: number;
+  } | null;
   @ApiProperty({ enum: ['active', 'deleting', 'deleted'] }) status!: string;
   @ApiProperty({ description: 'Nodes in the pool now' }) size!: number;
   @ApiProperty({ nullable: true, example: { operationId: '…', type: 'scale_node_pool' } })

@@ -7,11 +7,13 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { CreateNodePoolHandler } from './create-node-pool.handler';
 import { poolCodec } from './pool.events';
 import { PoolsController } from './pools.controller';
+import { GpuTypesController } from './gpu-types.controller';
 import { BeginPoolOperationHandler } from './begin-pool-operation.handler';
 import { EndPoolOperationHandler } from './end-pool-operation.handler';
 import { MarkPoolDeletedHandler } from './mark-pool-deleted.handler';
 import { ChangePoolSpecHandler } from './change-pool-spec.handler';
 import { AssignNodeToPoolHandler } from './assign-node-to-pool.handler';
+import { EditNodePoolHandler } from './edit-node-pool.handler';
 import { GetPoolStateHandler } from './get-pool-state.handler';
 import { ListPoolMembersHandler } from './list-pool-members.handler';
 import { nodePoolsProjection } from './pools.projection';
@@ -19,7 +21,7 @@ import { PoolsService } from './pools.service';
 
 @Module({
   imports: [NodesModule],
-  controllers: [PoolsController],
+  controllers: [PoolsController, GpuTypesController],
   providers: [
     PoolsService,
     CreateNodePoolHandler,
@@ -28,6 +30,7 @@ import { PoolsService } from './pools.service';
     MarkPoolDeletedHandler,
     ChangePoolSpecHandler,
     AssignNodeToPoolHandler,
+    EditNodePoolHandler,
     GetPoolStateHandler,
     ListPoolMembersHandler,
     ClusterOfPoolHandler,

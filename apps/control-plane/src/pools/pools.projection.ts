@@ -51,7 +51,7 @@ export const nodePoolsProjection: Projection = {
       return;
     }
     if (!doc) return;
-    const next: Omit<PoolDoc, 'spec'> & { spec: PoolDoc['spec'] } = {
+    const next: { -readonly [K in keyof PoolDoc]: PoolDoc[K] } = {
       ...doc,
       _rev: stored.revision,
     };
@@ -70,6 +70,12 @@ export const nodePoolsProjection: Projection = {
         break;
       case 'NodePoolSpecChanged':
         next.spec = event.data.spec;
+        break;
+      case 'PoolAutoscalingChanged':
+        next.autoscaling = event.data.autoscaling;
+        break;
+      case 'PoolAccessChanged':
+        next.access = { tenants: [...event.data.tenants] };
         break;
       case 'NodePoolEmptied':
         break;

@@ -11,7 +11,7 @@ import {
   uuidFrom,
 } from '@fleet/kernel';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
-import { AddPoolToCluster, GetClusterState } from '../clusters';
+import { AddPoolToCluster, ClusterState, GetClusterState, refuseUnlessWorking } from '../clusters';
 import {
   SetNodePool,
   GetNodeState,
@@ -26,7 +26,13 @@ import { validationFailed } from '../platform/errors/error-envelope';
 import { EVENT_STORE, READ_MODELS } from '../platform/runtime/tokens';
 import { DEFAULT_CPU_NODE, GPU_CATALOG } from '../catalog/catalog';
 import { poolAggregate, PoolCommand } from './pool.decider';
-import { AUTOSCALE_DEFAULTS, PoolDefinition, poolCodec, poolStreamId } from './pool.events';
+import {
+  AUTOSCALE_DEFAULTS,
+  PoolDefinition,
+  autoscalingOn,
+  poolCodec,
+  poolStreamId,
+} from './pool.events';
 import { CreateNodePoolDto, PoolView } from './pools.dto';
 import { NODE_POOLS, PoolDoc } from './pools.projection';
 
@@ -83,7 +89,7 @@ export class PoolsService {
     ctx: CommandContext,
   ): Promise<PoolView> {
     refuseOtherKindFields(body);
-    await this.existingCluster(clusterId);
+    refuseUnlessWorking(clusterId, await this.existingCluster(clusterId));
     const poolId = uuidFrom('pool', ctx.commandId);
     // This very command made it already: a retry under an Idempotency-Key whose kept answer is
     // gone (Redis restarted empty) answers as the first did, not 409 pool_name_taken over the
@@ -181,9 +187,10 @@ export class PoolsService {
   }
 
   /** Judged from the cluster's own stream, so a cluster just created is found at once. */
-  private async existingCluster(clusterId: string): Promise<void> {
+  private async existingCluster(clusterId: string): Promise<ClusterState> {
     const cluster = (await this.queries.execute(new GetClusterState(clusterId))).state;
     if (cluster.status === 'absent') throw notFound('cluster', clusterId);
+    return cluster;
   }
 
   /** Every node of the pool on the Nodes screen (deleted nodes are gone from it). */
@@ -201,7 +208,9 @@ export class PoolsService {
       mode: doc.mode,
       spec: { ...doc.spec },
       access: { tenants: [...doc.access.tenants] },
-      autoscaling: doc.autoscaling ? { ...AUTOSCALE_DEFAULTS, ...doc.autoscaling } : null,
+      autoscaling: doc.autoscaling
+        ? { ...AUTOSCALE_DEFAULTS, enabled: autoscalingOn(doc.autoscaling), ...doc.autoscaling }
+        : null,
       status: doc.status,
       size:
         doc.status === 'deleted' ? 0 : await this.readModels.count(NODES, { poolId: doc.poolId }),
@@ -275,7 +284,7 @@ export class PoolsService {
     }
     if (event?.type !== 'NodeDeleted' && event?.type !== 'NodeAssignedToPool') return;
     const nodeId = event.data.nodeId;
-    const poolId = await this.poolBefore(stored, nodeId);
+    const { poolId } = await this.poolsBefore(stored, nodeId);
     if (!poolId) return;
     // The Nodes screen must show the departure before we count what is left.
     await this.runner.settle(stored.position, ['projection:nodes'], 10_000);
@@ -325,18 +334,27 @@ export class PoolsService {
   /**
    * A labelled node in no pool whose inventory changed tries again: it may not have fitted when
    * it registered (a GPU node reports its cards only once its driver is up), and a scale-out
-   * waits for it. A node in a pool (one an admin moved, say) is left where it is.
+   * waits for it. A node in a pool (one an admin moved, say), or one an admin took out of its
+   * pool, is left where it is.
    */
   private async joinLabelledPoolLate(stored: StoredEvent, nodeId: string): Promise<void> {
     const { state } = await this.queries.execute(new GetNodeState(nodeId));
     if (state.status !== 'online' && state.status !== 'offline') return;
     if (state.poolId !== null || !state.labels[POOL_LABEL]) return;
+    if ((await this.poolsBefore(stored, nodeId)).left) return;
     await this.joinLabelledPool(stored, { nodeId, labels: state.labels });
   }
 
-  /** The pool a node was in just before this event (read from its stream, not the read model). */
-  private async poolBefore(stored: StoredEvent, nodeId: string): Promise<string | null> {
+  /**
+   * The pool a node was in just before this event, and whether it was taken out of one since
+   * it registered (read from its stream, not the read model).
+   */
+  private async poolsBefore(
+    stored: StoredEvent,
+    nodeId: string,
+  ): Promise<{ poolId: string | null; left: boolean }> {
     let poolId: string | null = null;
+    let left = false;
     for (let from = 0; from < stored.revision;) {
       const page = await this.events.readStream(nodeStreamId(nodeId), {
         fromRevision: from,
@@ -345,12 +363,15 @@ export class PoolsService {
       if (page.length === 0) break;
       for (const e of page) {
         const decoded = nodeCodec.decode(e.type, e.data);
-        if (decoded?.type === 'NodeAssignedToPool') poolId = decoded.data.poolId;
-        if (decoded?.type === 'NodeRegistered') poolId = null;
+        if (decoded?.type === 'NodeAssignedToPool') {
+          left = decoded.data.poolId === null && poolId !== null;
+          poolId = decoded.data.poolId;
+        }
+        if (decoded?.type === 'NodeRegistered') [poolId, left] = [null, false];
       }
       from = page[page.length - 1].revision + 1;
     }
-    return poolId;
+    return { poolId, left };
   }
 
   private context(stored: StoredEvent, commandId: string): CommandContext {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { CommandPipeline } from '@fleet/cqrs';
 import { CommandContext, DomainError, UnavailableError } from '@fleet/kernel';
-import { GetClusterLiveness } from '../clusters';
+import { GetClusterLiveness, GetClusterState, takesPlacements } from '../clusters';
 import { Config } from '../config/config';
 import {
   AllocateOnNode,
@@ -127,7 +127,7 @@ export class PlacementService {
     if (!(await this.pools.mayUse(session.owner, session.poolId))) return [];
     // A few of the best are plenty (the node stream re-checks).
     const ranked = await this.index.bestFit(session.demand, session.poolId, CANDIDATES);
-    const held = await this.heldByStalledClusters(ranked);
+    const held = await this.heldByClusters(ranked);
     const open: NodeFit[] = [];
     for (const n of ranked) {
       if (held.has(n.nodeId)) continue;
@@ -156,13 +156,28 @@ export class PlacementService {
     return silent ? 'silent' : 'recently';
   }
 
-  /** While the mass-failure guard holds a cluster's silent nodes, they take no new sessions. */
-  private async heldByStalledClusters(nodes: readonly NodeFit[]): Promise<Set<string>> {
+  /**
+   * Nodes their clusters keep from new sessions: every node of a cluster that is not running,
+   * upgrading or degraded (requested, failed, deleting, ...), and while the mass-failure guard
+   * holds a cluster's silent nodes, those. Asked once per cluster among the candidates, both
+   * questions at once (each a cached fold of the cluster's stream), never per node.
+   */
+  private async heldByClusters(nodes: readonly NodeFit[]): Promise<Set<string>> {
     const held = new Set<string>();
-    for (const clusterId of new Set(nodes.map((n) => n.clusterId))) {
-      const { state } = await this.queries.execute(new GetClusterLiveness(clusterId));
-      if (state.status === 'stalled') state.held.forEach((id) => held.add(id));
-    }
+    const closed = new Set<string>();
+    const clusters = [...new Set(nodes.map((n) => n.clusterId))];
+    await Promise.all(
+      clusters.map(async (clusterId) => {
+        const [liveness, lifecycle] = await Promise.all([
+          this.queries.execute(new GetClusterLiveness(clusterId)),
+          this.queries.execute(new GetClusterState(clusterId)),
+        ]);
+        if (!takesPlacements(lifecycle.state)) closed.add(clusterId);
+        else if (liveness.state.status === 'stalled')
+          liveness.state.held.forEach((id) => held.add(id));
+      }),
+    );
+    if (closed.size > 0) for (const n of nodes) if (closed.has(n.clusterId)) held.add(n.nodeId);
     return held;
   }
 

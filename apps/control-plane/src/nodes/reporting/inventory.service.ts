@@ -81,10 +81,12 @@ const settle = (pass: Pass, i: number, result: CommandResult<NodeEvent, NodeStat
   const report = pass.reports[i];
   const nodeId = pass.nodeIds[i];
   // Every report is a sighting at its receive time, an out-of-order one too (it changes
-  // nothing, but the controller reached us now); the newest observedAt stays the newest.
-  const reported = report.observedAt ? Date.parse(report.observedAt) : null;
+  // nothing, but the controller reached us now); the newest observedAt stays the newest. A
+  // report without one was observed when received (API.md), so later ones dated before wait.
+  const now = pass.ctx.now.getTime();
+  const reported = report.observedAt ? Date.parse(report.observedAt) : now;
   const observedAt = laterObserved(pass.beats[i]?.observedAt ?? null, reported);
-  pass.fresh.push({ nodeId, seenAt: pass.ctx.now.getTime(), observedAt });
+  pass.fresh.push({ nodeId, seenAt: now, observedAt });
   const state = result.state;
   pass.results[i] = {
     hostname: report.hostname,
@@ -222,8 +224,8 @@ export class InventoryService {
   }
 
   private async handleChanges(pass: Pass): Promise<void> {
-    const { reports, refs, newest, noops, ctx } = pass;
-    await this.refuseCardsHeldElsewhere(pass.clusterId, reports, refs, newest, noops);
+    const { reports, newest, noops, ctx } = pass;
+    await this.refuseCardsHeldElsewhere(pass, newest, noops);
     // No promise per no-op node: only the nodes that take the pipeline are awaited.
     const handled: Array<Promise<void>> = [];
     for (let i = 0; i < reports.length; i++) {
@@ -284,12 +286,11 @@ export class InventoryService {
    * cards (`report`); across replicas of the control plane the check remains a read.
    */
   private async refuseCardsHeldElsewhere(
-    clusterId: string,
-    reports: readonly NodeReport[],
-    refs: readonly NodeRef[],
+    { clusterId, reports, refs, ctx }: Pick<Pass, 'clusterId' | 'reports' | 'refs' | 'ctx'>,
     newest: ReadonlyArray<string | null>,
     noops: ReadonlyArray<CommandResult<NodeEvent, NodeState> | undefined>,
   ): Promise<void> {
+    const receivedAt = isoTime(ctx.now.getTime());
     const changing: number[] = [];
     for (let i = 0; i < reports.length; i++)
       if (noops[i] === undefined && reports[i].gpus.length > 0) changing.push(i);
@@ -302,7 +303,7 @@ export class InventoryService {
     changing.forEach((i, c) => {
       const state = states[c];
       const known = state.status === 'online' || state.status === 'offline';
-      if (known && isOutOfOrder(reports[i], state, newest[i])) return; // changes nothing
+      if (known && isOutOfOrder(reports[i], receivedAt, state, newest[i])) return; // changes nothing
       const held = new Set(known ? state.gpus.map((g) => g.uuid) : []);
       for (const g of reports[i].gpus) if (!held.has(g.uuid)) claims.set(g.uuid, i);
     });
@@ -318,7 +319,7 @@ export class InventoryService {
       if (!state.gpus.some((g) => g.uuid === uuid)) return false; // released
       // In this report without the card (the controller made each uuid one node's): released now.
       const j = inReport.get(holderId);
-      return j === undefined || isOutOfOrder(reports[j], state, newest[j]);
+      return j === undefined || isOutOfOrder(reports[j], receivedAt, state, newest[j]);
     };
     // Holders: the nodes listing the cards, and the nodes with sessions (a session's cards stay
     // its own after its node stops listing them). A few cards (a node registered or given
