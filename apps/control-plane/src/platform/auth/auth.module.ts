@@ -2,7 +2,6 @@ import { DynamicModule, FactoryProvider, Module, ModuleMetadata, Provider } from
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard } from './auth.guard';
 import { TokenService } from './token-service';
-import { ClusterRoles } from './cluster-roles.service';
 
 /** The HS256 secret (a string), normally from resolveJwtSecret(). */
 export const JWT_SECRET = Symbol('JWT_SECRET');
@@ -39,13 +38,8 @@ export class AuthModule {
     return {
       module: AuthModule,
       global: true,
-      providers: [
-        ...secret,
-        tokenService,
-        ClusterRoles,
-        { provide: APP_GUARD, useClass: AuthGuard },
-      ],
-      exports: [JWT_SECRET, TokenService, ClusterRoles],
+      providers: [...secret, tokenService, { provide: APP_GUARD, useClass: AuthGuard }],
+      exports: [JWT_SECRET, TokenService],
     };
   }
 }
