@@ -13,7 +13,7 @@ const LAYERS = [
   ['pools'],
   ['sessions'],
   ['drains', 'provisioner'],
-  ['operations'],
+  ['operations', 'kubeconfig'],
   ['mesh', 'backups'],
   ['billing', 'notifications', 'audit'],
 ];

@@ -188,6 +188,12 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     const made = await create('to-delete', { nodePools: [twoPools[0]] });
     await finished(made.operationId);
     const poolId = (await get(`/v1/clusters/${made.clusterId}/node-pools`)).items[0].poolId;
+    // Its pools are its owners' and editors' (API.md v1.1): alice runs there as an editor.
+    await request(t.url)
+      .put(`/v1/clusters/${made.clusterId}/members/alice`)
+      .set(admin)
+      .send({ role: 'editor' })
+      .expect(200);
     const session = await request(t.url)
       .post('/v1/sessions')
       .set(alice)

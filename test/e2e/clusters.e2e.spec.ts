@@ -303,7 +303,7 @@ describe('clusters over HTTP', () => {
     }
   });
 
-  it('refuses bad and overlapping CIDRs, and non-admins', async () => {
+  it('refuses bad and overlapping CIDRs, and a user naming another owner', async () => {
     const overlap = await create({ ...valid, serviceCidr: '10.244.128.0/17' });
     expect(overlap.status).toBe(400);
     expect(overlap.body.error.details.fields[0].field).toBe('serviceCidr');
@@ -328,6 +328,9 @@ describe('clusters over HTTP', () => {
     expect((await create(valid, alice)).status).toBe(201);
     const operator = await t.auth('op', ['operator'], ['c1']);
     expect((await create(valid, operator)).status).toBe(403);
+    // A user creates clusters of its own (cluster-members.e2e.spec.ts), for nobody else.
+    const forBob = await create({ ...valid, owner: 'bob' }, alice);
+    expect([forBob.status, forBob.body.error.code]).toEqual([403, 'forbidden']);
   });
 
   it('adopts a cluster first seen in an operator report as running', async () => {

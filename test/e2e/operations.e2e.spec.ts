@@ -38,7 +38,17 @@ const CLUSTER = {
 
 const helpers = (t: TestApp, admin: Record<string, string>) => ({
   // Pools change only in a running cluster: walked there as its provisioner would report it.
-  createCluster: (): Promise<string> => runningCluster(t.url, admin, CLUSTER),
+  // The admin creating it is its owner; alice, who runs the sessions, an editor (a pool of a
+  // cluster with members is open to its owners and editors).
+  createCluster: async (): Promise<string> => {
+    const clusterId = await runningCluster(t.url, admin, CLUSTER);
+    await request(t.url)
+      .put(`/v1/clusters/${clusterId}/members/alice`)
+      .set(admin)
+      .send({ role: 'editor' })
+      .expect(200);
+    return clusterId;
+  },
   createPool: async (clusterId: string, body: object) =>
     (
       await request(t.url)

@@ -6,6 +6,7 @@ import { BillingModule } from './billing';
 import { ClustersModule } from './clusters';
 import { PoolsModule } from './pools';
 import { OperationsModule } from './operations';
+import { KubeconfigModule } from './kubeconfig';
 import { DrainsModule } from './drains';
 import { NodesModule } from './nodes';
 import { SessionsModule } from './sessions';
@@ -40,6 +41,7 @@ export class AppModule {
         ClustersModule,
         PoolsModule,
         OperationsModule,
+        KubeconfigModule,
         MeshModule,
         BackupsModule,
       ],

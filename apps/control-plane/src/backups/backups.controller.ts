@@ -7,7 +7,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { CommandContext } from '@fleet/kernel';
-import { Roles } from '../platform/auth/decorators';
+import { ClusterScoped } from '../platform/auth/cluster-role.guard';
 import { Ctx } from '../platform/http/command-context';
 import { ClusterIdPipe } from '../platform/http/ids';
 import {
@@ -34,7 +34,7 @@ export class BackupsController {
   /** The schedule (a five-field cron, UTC) and retention; 200 with the next runs. */
   @Put('backup-policy')
   @HttpCode(200)
-  @Roles('admin')
+  @ClusterScoped('editor')
   @ApiOkResponse({ type: BackupPolicyView })
   setPolicy(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -54,7 +54,7 @@ export class BackupsController {
   }
 
   @Get('backup-policy')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer')
   @ApiOkResponse({ type: BackupPolicyView })
   policy(@Param('clusterId', ClusterIdPipe) clusterId: string) {
     return this.policies.get(clusterId);
@@ -63,7 +63,7 @@ export class BackupsController {
   /** 202: the backup is `pending`; its process carries it to completed or failed. */
   @Post('backups')
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor')
   @ApiBody({ type: RequestBackupDto, required: false })
   @ApiAcceptedResponse({ type: BackupView })
   async request(
@@ -86,7 +86,7 @@ export class BackupsController {
   }
 
   @Get('backups')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer')
   @ApiOkResponse({ type: BackupPage })
   list(@Param('clusterId', ClusterIdPipe) clusterId: string, @Query() query: ListBackupsQuery) {
     return this.backups.list(clusterId, query.limit ?? 100, query.cursor ?? null);

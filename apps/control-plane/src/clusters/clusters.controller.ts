@@ -10,7 +10,10 @@ import {
 } from '@nestjs/swagger';
 import { CommandContext, invalidTransition } from '@fleet/kernel';
 import { CommandBus } from '@nestjs/cqrs';
-import { Roles } from '../platform/auth/decorators';
+import { CurrentCaller, Roles } from '../platform/auth/decorators';
+import { Caller } from '../platform/auth/caller';
+import { ClusterScoped } from '../platform/auth/cluster-role.guard';
+import { MembersService, firstOwner } from './members/members.service';
 import { Ctx } from '../platform/http/command-context';
 import {
   ClusterCreated,
@@ -36,21 +39,26 @@ export class ClustersController {
     @Inject(ClustersService) private readonly clusters: ClustersService,
     @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(CONFIG) private readonly config: Config,
+    @Inject(MembersService) private readonly members: MembersService,
   ) {}
 
+  /** A user creator is the first owner; an admin may name one (default: itself). */
   @Post()
   @HttpCode(201)
   @Roles('admin', 'user')
   @ApiCreatedResponse({ type: ClusterCreated })
   async create(
-    @Body() body: CreateClusterDto,
+    @Body() { owner: named, ...body }: CreateClusterDto,
+    @CurrentCaller() caller: Caller,
     @Ctx() ctx: CommandContext,
   ): Promise<ClusterCreated> {
-    // Every refusal before anything is recorded: the cluster's fields, then its pools'.
+    // Every refusal before anything is recorded: the owner, the cluster's fields, its pools'.
+    const owner = firstOwner(caller, named);
     this.clusters.check(body);
     const pools = (body.nodePools ?? []) as ClusterPoolSpec[];
     await this.commands.execute(new CheckNodePools(pools));
     const created = await this.clusters.create(body, ctx);
+    await this.members.addFirstOwner(created.clusterId, owner, ctx);
     // The create_cluster operation makes the pools, asks the provisioner and follows the lifecycle.
     const { operationId } = await this.commands.execute(
       new OpenClusterOperation(created.clusterId, 'create_cluster', null, ctx, pools),
@@ -65,7 +73,7 @@ export class ClustersController {
    */
   @Delete(':clusterId')
   @HttpCode(202)
-  @Roles('admin', 'user')
+  @ClusterScoped('owner')
   @ApiAcceptedResponse({ type: OperationAccepted })
   remove(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -82,7 +90,7 @@ export class ClustersController {
    */
   @Post(':clusterId/upgrade')
   @HttpCode(202)
-  @Roles('admin', 'user')
+  @ClusterScoped('editor')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async upgrade(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -111,7 +119,7 @@ export class ClustersController {
   @Post(':clusterId/repair')
   @NoBody()
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async repair(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -141,10 +149,10 @@ export class ClustersController {
   }
 
   @Get(':clusterId')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer')
   @ApiOkResponse({ type: ClusterView })
-  get(@Param('clusterId', ClusterIdPipe) clusterId: string) {
-    return this.clusters.get(clusterId);
+  get(@Param('clusterId', ClusterIdPipe) clusterId: string, @CurrentCaller() caller: Caller) {
+    return this.clusters.get(clusterId, caller.sub);
   }
 
   /** The provisioner (or an admin) reports a lifecycle step; any other move is 409 invalid_transition. */

@@ -16,6 +16,8 @@ import {
 import { NestedDto } from '../platform/http/nested';
 import { CIDR_RULE } from '../catalog/cidr';
 import { CLUSTER_STATUSES, ClusterStatus } from './cluster.events';
+import { CLUSTER_ROLES, ClusterRole } from '../platform/auth/cluster-access';
+import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 
 const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;
 
@@ -77,6 +79,15 @@ export class CreateClusterDto {
   @IsOptional()
   @NestedDto(() => VeleroDto)
   velero?: VeleroDto;
+
+  @ApiPropertyOptional({
+    description:
+      "The cluster's first owner: an admin may name anyone (default: the admin); a user only itself",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(OWNER_FORMAT, { message: `owner ${OWNER_RULE}` })
+  owner?: string;
 }
 
 export class TransitionClusterDto {
@@ -186,6 +197,13 @@ export class ClusterView {
   @ApiProperty({ nullable: true, type: String, description: 'The API server CA (PEM, public)' })
   caCertificate!: string | null;
   @ApiProperty({ nullable: true, type: VeleroDto }) velero!: VeleroDto | null;
+  @ApiProperty({
+    enum: CLUSTER_ROLES,
+    nullable: true,
+    type: String,
+    description: "The caller's role on the cluster; null for an admin or auditor who is no member",
+  })
+  myRole!: ClusterRole | null;
 }
 
 class KubernetesVersion {

@@ -16,11 +16,17 @@ import { ClustersController } from './clusters.controller';
 import { KubernetesVersionsController } from './kubernetes-versions.controller';
 import { clustersProjection } from './clusters.projection';
 import { ClustersService } from './clusters.service';
+import { membershipCodec } from './members/membership.events';
+import { MembersService } from './members/members.service';
+import { ClusterRoleOfHandler } from './members/cluster-role-of.handler';
+import { TenancyController } from './members/tenancy.controller';
 
 @Module({
-  controllers: [ClustersController, KubernetesVersionsController],
+  controllers: [ClustersController, KubernetesVersionsController, TenancyController],
   providers: [
     ClustersService,
+    MembersService,
+    ClusterRoleOfHandler,
     AdoptClusterHandler,
     AddPoolToClusterHandler,
     RemovePoolFromClusterHandler,
@@ -41,6 +47,7 @@ export class ClustersModule implements OnModuleInit {
   onModuleInit(): void {
     this.types.register(clusterCodec as unknown as EventCodec<Message>);
     this.types.register(clusterLivenessCodec as unknown as EventCodec<Message>);
+    this.types.register(membershipCodec as unknown as EventCodec<Message>);
     this.registry.addProjection(clustersProjection);
   }
 }

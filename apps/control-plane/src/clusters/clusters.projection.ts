@@ -4,6 +4,8 @@ import { assertNever } from '@fleet/kernel';
 import { versionsAfter } from './cluster.decider';
 import { ClusterEvent, ClusterStatus, VeleroSettings, clusterCodec } from './cluster.events';
 import { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
+import { MembershipEvent, membershipCodec } from './members/membership.events';
+import { MembersFields, noMembers, projectMembers } from './members/members.projection';
 
 export const CLUSTERS = 'clusters';
 
@@ -34,7 +36,7 @@ export type ClusterDoc = {
   updatedAt: string;
   /** The mass-failure guard: whether it holds the cluster's silent nodes, and which. */
   reports: ClusterReports;
-};
+} & Partial<MembersFields>;
 
 export type ClusterReports = {
   status: 'reporting' | 'stalled';
@@ -75,6 +77,7 @@ export const projectCluster = (
     createdAt: at,
     updatedAt: at,
     reports: reportingNormally(),
+    ...noMembers(),
   });
   switch (event.type) {
     case 'ClusterRequested': {
@@ -153,20 +156,41 @@ export const projectClusterReports = (
   return { ...doc, _rev: revision, reports };
 };
 
+/** Membership events on the same stream: the members the list filters and the guard reads. */
+export const projectClusterMembers = (
+  doc: ClusterDoc | null,
+  event: MembershipEvent,
+  revision: number,
+): ClusterDoc | null => {
+  if (!doc) return null;
+  const before = { members: doc.members ?? [], memberSubs: doc.memberSubs ?? [] };
+  return { ...doc, _rev: revision, ...projectMembers(before, event) };
+};
+
+const decodeAny = (stored: StoredEvent) => {
+  const cluster = clusterCodec.decode(stored.type, stored.data);
+  if (cluster) return { cluster };
+  const liveness = clusterLivenessCodec.decode(stored.type, stored.data);
+  if (liveness) return { liveness };
+  const members = membershipCodec.decode(stored.type, stored.data);
+  return members ? { members } : null;
+};
+
 export const clustersProjection: Projection = {
   name: 'clusters',
   collections: [{ name: CLUSTERS }],
   async apply(stored: StoredEvent, writer) {
     if (!stored.streamId.startsWith('cluster-')) return;
-    const event = clusterCodec.decode(stored.type, stored.data);
-    const liveness = event ? null : clusterLivenessCodec.decode(stored.type, stored.data);
-    if (!event && !liveness) return;
+    const decoded = decodeAny(stored);
+    if (!decoded) return;
     const id = stored.streamId.slice('cluster-'.length);
     const doc = await writer.get<ClusterDoc>(CLUSTERS, id);
     if (doc && stored.revision <= doc._rev) return;
-    const next = event
-      ? projectCluster(doc, event, stored.revision)
-      : projectClusterReports(doc, liveness!, stored.revision);
+    const next = decoded.cluster
+      ? projectCluster(doc, decoded.cluster, stored.revision)
+      : decoded.liveness
+        ? projectClusterReports(doc, decoded.liveness, stored.revision)
+        : projectClusterMembers(doc, decoded.members!, stored.revision);
     if (next) writer.upsert(CLUSTERS, next);
   },
 };

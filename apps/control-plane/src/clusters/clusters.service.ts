@@ -11,8 +11,24 @@ import { clusterLivenessAggregate } from './cluster-liveness.decider';
 import { ClusterStatus, VeleroSettings, clusterStreamId } from './cluster.events';
 import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
 import { checkCidr, cidrsOverlap } from '../catalog/cidr';
+import { roleOn } from './members/members.projection';
 
 export const CLUSTERS_PROJECTION = 'projection:clusters';
+
+/** A document as the API shows it: members are their own route's, so left out here. */
+export const clusterView = (doc: ClusterDoc, caller: string | null) => {
+  const { _id: _i, _rev: _r, members: _m, memberSubs: _s, ...view } = doc;
+  const myRole = caller === null ? null : roleOn(doc, caller);
+  // Documents written before the guard (or the endpoint, velero) was shown (a MongoDB not yet rebuilt).
+  return {
+    ...view,
+    apiEndpoint: view.apiEndpoint ?? null,
+    caCertificate: view.caCertificate ?? null,
+    velero: view.velero ?? null,
+    reports: view.reports ?? reportingNormally(),
+    myRole,
+  };
+};
 
 export type ClusterInput = {
   name: string;
@@ -134,17 +150,10 @@ export class ClustersService {
     return this.get(clusterId);
   }
 
-  async get(clusterId: string) {
+  /** The cluster's view; `caller`'s role on it as `myRole` (null for none, or no caller). */
+  async get(clusterId: string, caller: string | null = null) {
     const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!doc) throw notFound('cluster', clusterId);
-    const { _id: _i, _rev: _r, ...view } = doc;
-    // Documents written before the guard (or the endpoint, velero) was shown (a MongoDB not yet rebuilt).
-    return {
-      ...view,
-      apiEndpoint: view.apiEndpoint ?? null,
-      caCertificate: view.caCertificate ?? null,
-      velero: view.velero ?? null,
-      reports: view.reports ?? reportingNormally(),
-    };
+    return clusterView(doc, caller);
   }
 }

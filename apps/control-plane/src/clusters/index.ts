@@ -12,6 +12,8 @@ export { WORKING_CLUSTER_STATUSES, refuseUnlessWorking, takesPlacements } from '
 export { ClusterLivenessEvent, clusterLivenessCodec } from './cluster-liveness.events';
 export { ClusterLivenessCommand, ClusterLivenessState } from './cluster-liveness.decider';
 export { CLUSTERS, ClusterDoc } from './clusters.projection';
+export { MembershipEvent, membershipCodec } from './members/membership.events';
+export { MemberDoc, roleOn } from './members/members.projection';
 export { CLUSTERS_PROJECTION } from './clusters.service';
 export { OperationAccepted } from './clusters.dto';
 export { AdoptCluster } from './adopt-cluster.handler';

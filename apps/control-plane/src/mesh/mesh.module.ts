@@ -1,5 +1,6 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '@fleet/kernel';
+import { ClusterRoles } from '../platform/auth/cluster-roles.service';
 import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { MeshConnectorModule } from '../provisioner';
@@ -14,7 +15,8 @@ import { MeshService } from './mesh.service';
 @Module({
   imports: [MeshConnectorModule],
   controllers: [MeshController],
-  providers: [MeshService, MeshLinkSaga, ClusterDeletionReactor, LiveMeshesOfHandler],
+  // ClusterRoles: the cluster-role table over a mesh request's two clusters (the controller).
+  providers: [MeshService, MeshLinkSaga, ClusterDeletionReactor, LiveMeshesOfHandler, ClusterRoles],
 })
 export class MeshModule implements OnModuleInit {
   constructor(

@@ -92,6 +92,12 @@ export class MeshService {
     return view(doc);
   }
 
+  /** The clusters `sub` is a member of (a user's mesh list covers those only). */
+  async clustersOfMember(sub: string): Promise<string[]> {
+    const docs = await findAll<ClusterDoc & Doc>(this.readModels, CLUSTERS, { memberSubs: sub });
+    return docs.map((d) => d.clusterId);
+  }
+
   async list(
     filter: { clusterIds?: string[]; status?: MeshStatus },
     limit: number,

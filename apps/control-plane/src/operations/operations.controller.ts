@@ -13,6 +13,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CommandContext } from '@fleet/kernel';
 import { Roles } from '../platform/auth/decorators';
+import { ClusterScoped } from '../platform/auth/cluster-role.guard';
 import { Ctx } from '../platform/http/command-context';
 import { checkId } from '../platform/http/ids';
 import { OperationAccepted } from '../clusters';
@@ -43,7 +44,7 @@ export class OperationsController {
   /** 202: an async operation; 409 operation_in_progress while another runs on the pool, size_out_of_range outside min/max. */
   @Post('node-pools/:poolId/scale')
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async scale(
     @Param('poolId') poolId: string,
@@ -58,7 +59,7 @@ export class OperationsController {
   /** 202: rolling replacement onto the new vCPU / memory shape, one node at a time. */
   @Post('node-pools/:poolId/resize')
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async resize(
     @Param('poolId') poolId: string,
@@ -77,7 +78,7 @@ export class OperationsController {
   @Delete('node-pools/:poolId')
   @NoBody()
   @HttpCode(202)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiAcceptedResponse({ type: OperationAccepted })
   async remove(
     @Param('poolId') poolId: string,
@@ -97,7 +98,7 @@ export class OperationsController {
   }
 
   @Get('operations/:operationId')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer', 'operation')
   @ApiOkResponse({ type: OperationViewDto })
   get(@Param('operationId') operationId: string) {
     return this.queries.get(checkId('operationId', operationId));

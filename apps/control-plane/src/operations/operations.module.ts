@@ -1,3 +1,4 @@
+import { ClusterOfOperationHandler } from './cluster-of-operation.handler';
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '@fleet/kernel';
 import { EventTypes } from '../platform/runtime/event-types';
@@ -37,6 +38,7 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
     GetOperationStateHandler,
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
+    ClusterOfOperationHandler,
   ],
 })
 export class OperationsModule implements OnModuleInit {

@@ -1,5 +1,6 @@
 import { DomainError, notFound } from '@fleet/kernel';
 import type { SessionDemand } from '../nodes';
+import type { ClusterRole } from '../platform/auth/cluster-access';
 import type { PoolState } from './pool.decider';
 
 /** What a session asks of the pool it names: the owner it runs for, and its demand. */
@@ -25,11 +26,37 @@ export interface PoolAccess {
 }
 
 /**
+ * The members of a pool's cluster, as far as access goes: whether it has any, and the
+ * owner's role there. A cluster without members leaves its pools open.
+ */
+export type ClusterMembers = { readonly any: boolean; readonly role: ClusterRole | null };
+export const NO_MEMBERS: ClusterMembers = { any: false, role: null };
+
+/**
+ * Whether `owner` may run sessions in the pool: its tenant list when it has one (the pool's
+ * `access` says who); else, in a cluster with members, its owners and editors ("deploy
+ * workloads"); else everyone.
+ */
+export const poolOpenTo = (
+  tenants: readonly string[],
+  owner: string,
+  members: ClusterMembers,
+): boolean => {
+  if (tenants.length > 0) return tenants.includes(owner);
+  if (!members.any) return true;
+  return members.role === 'owner' || members.role === 'editor';
+};
+
+/**
  * Why a session can never be placed in the pool it names, or null when it can: pure, from
- * the pool's own state. Creating names the pool, so an unknown or deleted one is 404; a
+ * the pool's own state and its cluster's members. Creating names the pool, so an unknown or deleted one is 404; a
  * paused session resuming into a pool deleted meanwhile is a conflict (the session exists).
  */
-export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError | null => {
+export const poolRefusal = (
+  pool: PoolState,
+  request: PoolRequest,
+  members: ClusterMembers = NO_MEMBERS,
+): DomainError | null => {
   const { poolId, owner, demand, use } = request;
   if (pool.status === 'absent' || pool.status === 'deleted') {
     if (use === 'create') return notFound('node pool', poolId);
@@ -40,7 +67,7 @@ export const poolRefusal = (pool: PoolState, request: PoolRequest): DomainError 
       { poolId, status: pool.status },
     );
   }
-  if (pool.tenants.length > 0 && !pool.tenants.includes(owner)) {
+  if (!poolOpenTo(pool.tenants, owner, members)) {
     // Only the id the caller sent: the pool's name is not for someone it is closed to.
     return new DomainError(
       'forbidden',

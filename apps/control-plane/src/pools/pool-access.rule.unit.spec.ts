@@ -1,7 +1,7 @@
 import { SessionDemand } from '../nodes';
 import { PoolState, poolDecider } from './pool.decider';
 import { PoolDefinition, PoolEvent } from './pool.events';
-import { PoolRequest, poolRefusal } from './pool-access.rule';
+import { PoolRequest, poolOpenTo, poolRefusal } from './pool-access.rule';
 
 const at = '2026-12-02T10:00:00.000Z';
 const definition: PoolDefinition = {
@@ -104,5 +104,30 @@ describe('a session naming a pool', () => {
     expect(
       mismatch(given(created()), { kind: 'gpu', gpuModel: 'MIG_1g', gpuCount: 1 }),
     ).toMatchObject({ code: 'pool_mismatch', details: { gpuType: 'L40S' } });
+  });
+});
+
+describe('a pool of a cluster with members', () => {
+  const members = (role: 'owner' | 'editor' | 'viewer' | null) => ({ any: true, role });
+
+  it('is open to the cluster’s owners and editors only, unless its access names tenants', () => {
+    expect(poolOpenTo([], 'alice', members('owner'))).toBe(true);
+    expect(poolOpenTo([], 'alice', members('editor'))).toBe(true);
+    expect(poolOpenTo([], 'alice', members('viewer'))).toBe(false);
+    expect(poolOpenTo([], 'alice', members(null))).toBe(false);
+    expect(poolOpenTo([], 'alice', { any: false, role: null })).toBe(true);
+    // The pool's access says otherwise: its tenants, members or not.
+    expect(poolOpenTo(['alice'], 'alice', members(null))).toBe(true);
+    expect(poolOpenTo(['bob'], 'alice', members('owner'))).toBe(false);
+  });
+
+  it('refuses a viewer’s session as forbidden, naming only the pool id', () => {
+    expect(refusal(given(created()), ask(l40s))).toBeNull();
+    const error = poolRefusal(given(created()), ask(l40s), members('viewer'));
+    expect([error?.code, error?.message]).toEqual([
+      'forbidden',
+      'node pool p1 is not open to alice',
+    ]);
+    expect(poolRefusal(given(created()), ask(l40s), members('editor'))).toBeNull();
   });
 });

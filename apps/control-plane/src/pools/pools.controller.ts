@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nest
 import { CommandContext } from '@fleet/kernel';
 import { NodeView } from '../nodes';
 import { Roles } from '../platform/auth/decorators';
+import { ClusterScoped } from '../platform/auth/cluster-role.guard';
 import { checkId, ClusterIdPipe } from '../platform/http/ids';
 import { Ctx } from '../platform/http/command-context';
 import { CreateNodePool } from './create-node-pool.handler';
@@ -23,7 +24,7 @@ export class PoolsController {
 
   @Post('clusters/:clusterId/node-pools')
   @HttpCode(201)
-  @Roles('admin')
+  @ClusterScoped('editor')
   @ApiCreatedResponse({ type: PoolView })
   create(
     @Param('clusterId', ClusterIdPipe) clusterId: string,
@@ -34,13 +35,13 @@ export class PoolsController {
   }
 
   @Get('clusters/:clusterId/node-pools')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer')
   list(@Param('clusterId', ClusterIdPipe) clusterId: string): Promise<{ items: PoolView[] }> {
     return this.pools.list(clusterId);
   }
 
   @Get('node-pools/:poolId')
-  @Roles('admin', 'auditor')
+  @ClusterScoped('viewer', 'pool')
   @ApiOkResponse({ type: PoolView })
   get(@Param('poolId') poolId: string): Promise<PoolView> {
     return this.pools.get(checkId('poolId', poolId));
@@ -53,7 +54,7 @@ export class PoolsController {
    */
   @Patch('node-pools/:poolId')
   @HttpCode(200)
-  @Roles('admin')
+  @ClusterScoped('editor', 'pool')
   @ApiOkResponse({ type: PoolView })
   edit(
     @Param('poolId') poolId: string,

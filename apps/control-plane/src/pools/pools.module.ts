@@ -1,3 +1,4 @@
+import { ClusterOfPoolHandler } from './cluster-of-pool.handler';
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { EventCodec, Message } from '@fleet/kernel';
 import { NodesModule } from '../nodes';
@@ -34,6 +35,7 @@ import { PoolsService } from './pools.service';
     EditNodePoolHandler,
     GetPoolStateHandler,
     ListPoolMembersHandler,
+    ClusterOfPoolHandler,
   ],
 })
 export class PoolsModule implements OnModuleInit {

@@ -14,6 +14,13 @@ export {
   RepairClusterRequest,
   UpgradeClusterRequest,
 } from './cluster-provisioner.port';
+export {
+  CREDENTIAL_ISSUER,
+  CredentialIssuer,
+  CredentialRequest,
+  IssuedCredential,
+  KubeAccess,
+} from './credential-issuer.port';
 export { ProvisionerModule } from './provisioner.module';
 export { MESH_CONNECTOR, MeshConnector, MeshEnd, MeshLinkRequest } from './mesh-connector.port';
 export { SimulatedMeshConnector } from './simulated-mesh-connector';

@@ -5,6 +5,10 @@ import { CONFIG } from '../platform/runtime/tokens';
 import { HttpProvisioner } from './http-provisioner';
 import { PROVISIONER } from './provisioner.port';
 import { SimulatedProvisioner } from './simulated-provisioner';
+import { CREDENTIAL_ISSUER } from './credential-issuer.port';
+import { HttpCredentialIssuer } from './http-credential-issuer';
+import { SimulatedCredentialIssuer } from './simulated-credential-issuer';
+import { JWT_SECRET } from '../platform/auth/auth.module';
 
 /** PROVISIONER_URL set: the HTTP adapter; unset: the simulated one, in process. */
 @Module({
@@ -18,8 +22,16 @@ import { SimulatedProvisioner } from './simulated-provisioner';
         config.provisionerUrl ? new HttpProvisioner(config.provisionerUrl) : simulated,
       inject: [CONFIG, SimulatedProvisioner],
     },
+    {
+      provide: CREDENTIAL_ISSUER,
+      useFactory: (config: Config, secret: string) =>
+        config.provisionerUrl
+          ? new HttpCredentialIssuer(config.provisionerUrl)
+          : new SimulatedCredentialIssuer(secret),
+      inject: [CONFIG, JWT_SECRET],
+    },
   ],
-  exports: [PROVISIONER],
+  exports: [PROVISIONER, CREDENTIAL_ISSUER],
 })
 export class ProvisionerModule implements OnModuleInit {
   constructor(
