@@ -99,6 +99,96 @@ describe('Velero backups over HTTP', () => {
     expect(velero.stored.has(location)).toBe(false);
   });
 
+  describe('restores', () => {
+    const restore = (body: object, who = admin, id = clusterId) =>
+      request(t.url).post(`/v1/clusters/${id}/restores`).set(who).send(body);
+    const finished = (operationId: string) =>
+      eventually(async () => {
+        const op = (await request(t.url).get(`/v1/operations/${operationId}`).set(admin)).body;
+        return ['succeeded', 'failed', 'timeout'].includes(op.status) ? op : null;
+      });
+    const completedBackup = async () => {
+      const { backupId } = (await backUp()).body;
+      await settled(backupId, 'completed');
+      return backupId as string;
+    };
+
+    it('restores a completed backup onto its cluster as a restore_cluster operation', async () => {
+      const backupId = await completedBackup();
+      const res = await restore({ backupId });
+      expect(res.status).toBe(202);
+      const op = await finished(res.body.operationId);
+      expect(op).toMatchObject({ type: 'restore_cluster', status: 'succeeded', error: null });
+      expect(op.steps).toEqual([expect.objectContaining({ name: 'restore', status: 'succeeded' })]);
+      expect(velero.restored).toContain(`${backupId} → ${clusterId}`);
+    });
+
+    it('refuses a second restore of the cluster while one runs, and ends a failed one with Velero’s error', async () => {
+      const backupId = await completedBackup();
+      velero.delayMs = 800;
+      velero.failNextRestore('restic repository locked');
+      const first = await restore({ backupId });
+      expect(first.status).toBe(202);
+      const second = await restore({ backupId });
+      expect(second.status).toBe(409);
+      expect(second.body.error).toMatchObject({
+        code: 'operation_in_progress',
+        details: { clusterId, operationId: first.body.operationId },
+      });
+      const op = await finished(first.body.operationId);
+      velero.delayMs = 100;
+      expect(op).toMatchObject({ status: 'failed', error: 'restic repository locked' });
+    });
+
+    it('refuses a backup that is not completed, of another cluster, or unknown', async () => {
+      velero.failNext('bucket unreachable');
+      const { backupId: failed } = (await backUp()).body;
+      await settled(failed, 'failed');
+      const notDone = await restore({ backupId: failed });
+      expect([notDone.status, notDone.body.error.code]).toEqual([409, 'backup_not_completed']);
+      const other = await runningCluster(t.url, admin, {
+        name: 'restore-target',
+        podCidr: '10.23.0.0/16',
+        serviceCidr: '10.123.0.0/16',
+      });
+      const backupId = await completedBackup();
+      expect((await restore({ backupId }, admin, other)).status).toBe(404);
+      expect((await restore({ backupId: '00000000-0000-4000-8000-000000000000' })).status).toBe(
+        404,
+      );
+      expect((await restore({ backupId: 'nope' })).status).toBe(400);
+    });
+
+    it('lets an admin restore onto another running cluster, and nobody else', async () => {
+      const backupId = await completedBackup();
+      const other = await runningCluster(t.url, admin, {
+        name: 'restore-onto',
+        podCidr: '10.24.0.0/16',
+        serviceCidr: '10.124.0.0/16',
+      });
+      const res = await restore({ backupId, targetClusterId: other });
+      expect(res.status).toBe(202);
+      const op = await finished(res.body.operationId);
+      expect(op).toMatchObject({ status: 'succeeded', clusterId: other });
+      expect(velero.restored).toContain(`${backupId} → ${other}`);
+      // An owner who is no admin restores onto its own cluster only; an editor not at all.
+      const bob = await t.auth('bob', ['user']);
+      await request(t.url)
+        .put(`/v1/clusters/${clusterId}/members/bob`)
+        .set(admin)
+        .send({ role: 'owner' })
+        .expect(200);
+      const elsewhere = await restore({ backupId, targetClusterId: other }, bob);
+      expect([elsewhere.status, elsewhere.body.error.code]).toEqual([403, 'forbidden']);
+      await request(t.url)
+        .put(`/v1/clusters/${clusterId}/members/bob`)
+        .set(admin)
+        .send({ role: 'editor' })
+        .expect(200);
+      expect((await restore({ backupId }, bob)).status).toBe(403);
+    });
+  });
+
   describe('the backup policy and its schedule', () => {
     const put = (body: object, id = clusterId) =>
       request(t.url).put(`/v1/clusters/${id}/backup-policy`).set(admin).send(body);

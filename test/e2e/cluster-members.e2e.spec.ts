@@ -138,6 +138,12 @@ const ROUTES: readonly Row[] = [
     expect: viewerRoute(200),
   },
   {
+    route: 'POST /v1/clusters/{id}/restores',
+    path: (i) => `/v1/clusters/${i.clusterId}/restores`,
+    body: { backupId: 'not-a-backup' },
+    expect: ownerRoute(400),
+  },
+  {
     route: 'POST /v1/clusters/{id}/transitions',
     path: (i) => `/v1/clusters/${i.clusterId}/transitions`,
     body: { to: 'running' },
@@ -379,5 +385,29 @@ describe('cluster members and the cluster-role guard over HTTP', () => {
     await putMember(ids.clusterId, 'vic', 'editor').expect(200);
     expect((await session(as.viewer)).status).toBe(201);
     await putMember(ids.clusterId, 'vic', 'viewer').expect(200);
+  });
+
+  it('lets an owner or an admin delete a cluster, refusing its other members and hiding it from others', async () => {
+    const other = await request(t.url)
+      .post('/v1/clusters')
+      .set(as.owner)
+      .send({ ...valid, name: 'to-delete' })
+      .expect(201);
+    const id = other.body.clusterId as string;
+    await putMember(id, 'vic', 'viewer').expect(200);
+    await putMember(id, 'edna', 'editor').expect(200);
+    const del = (who: Who) => request(t.url).delete(`/v1/clusters/${id}`).set(as[who]);
+    const before = (await events()).length;
+    for (const [who, status] of [
+      ['viewer', 403],
+      ['editor', 403],
+      ['auditor', 403],
+      ['nonMember', 404],
+    ] as const) {
+      expect({ who, status: (await del(who)).status }).toEqual({ who, status });
+    }
+    expect((await events()).length).toBe(before);
+    expect((await del('owner')).status).toBe(202);
+    expect((await del('admin')).status).toBe(202); // deleting already: the running operation
   });
 });

@@ -7,7 +7,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { CommandContext } from '@fleet/kernel';
+import { Caller } from '../platform/auth/caller';
 import { ClusterScoped } from '../platform/auth/cluster-role.guard';
+import { CurrentCaller } from '../platform/auth/decorators';
+import { OperationAccepted } from '../clusters';
 import { Ctx } from '../platform/http/command-context';
 import { ClusterIdPipe } from '../platform/http/ids';
 import {
@@ -17,7 +20,9 @@ import {
   BackupView,
   ListBackupsQuery,
   RequestBackupDto,
+  RestoreDto,
 } from './backups.dto';
+import { RestoresService } from './restores.service';
 import { BackupPoliciesService } from './backup-policies.service';
 import { BackupsService } from './backups.service';
 
@@ -29,6 +34,7 @@ export class BackupsController {
   constructor(
     @Inject(BackupsService) private readonly backups: BackupsService,
     @Inject(BackupPoliciesService) private readonly policies: BackupPoliciesService,
+    @Inject(RestoresService) private readonly restores: RestoresService,
   ) {}
 
   /** The schedule (a five-field cron, UTC) and retention; 200 with the next runs. */
@@ -90,5 +96,28 @@ export class BackupsController {
   @ApiOkResponse({ type: BackupPage })
   list(@Param('clusterId', ClusterIdPipe) clusterId: string, @Query() query: ListBackupsQuery) {
     return this.backups.list(clusterId, query.limit ?? 100, query.cursor ?? null);
+  }
+
+  /**
+   * 202: a restore_cluster operation restoring a completed backup of this cluster onto it, or
+   * (admin) onto `targetClusterId`; 409 operation_in_progress while that cluster is restored.
+   */
+  @Post('restores')
+  @HttpCode(202)
+  @ClusterScoped('owner')
+  @ApiAcceptedResponse({ type: OperationAccepted })
+  restore(
+    @Param('clusterId', ClusterIdPipe) clusterId: string,
+    @Body() body: RestoreDto,
+    @CurrentCaller() caller: Caller,
+    @Ctx() ctx: CommandContext,
+  ) {
+    return this.restores.restore(
+      clusterId,
+      body.backupId,
+      body.targetClusterId ?? null,
+      caller,
+      ctx,
+    );
   }
 }

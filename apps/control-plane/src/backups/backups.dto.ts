@@ -11,6 +11,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import { CLUSTER_ID, CLUSTER_ID_RULE, UUID } from '../platform/http/ids';
 import { PageQuery, QueryParams } from '../platform/http/page-query.dto';
 import { BACKUP_STATUSES } from './backup.events';
 
@@ -72,6 +73,19 @@ export class BackupPolicyView {
   @ApiProperty({ type: [String], description: 'The next three runs (UTC)' }) nextRuns!: string[];
   @ApiProperty({ nullable: true, type: String }) updatedBy!: string | null;
   @ApiProperty({ nullable: true, type: String }) updatedAt!: string | null;
+}
+
+export class RestoreDto {
+  @ApiProperty({ description: 'A completed backup of this cluster' })
+  @IsString()
+  @Matches(UUID, { message: 'backupId must be a backup id' })
+  backupId!: string;
+
+  @ApiPropertyOptional({ description: 'Admin only: another running cluster to restore onto' })
+  @IsOptional()
+  @IsString()
+  @Matches(CLUSTER_ID, { message: `targetClusterId ${CLUSTER_ID_RULE}` })
+  targetClusterId?: string;
 }
 
 @QueryParams()

@@ -6,6 +6,8 @@ import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registr
 import { CONFIG } from '../platform/runtime/tokens';
 import { backupCodec, backupPolicyCodec } from './backup.events';
 import { BackupSaga } from './backup.saga';
+import { RestoreSaga } from './restore.saga';
+import { RestoresService } from './restores.service';
 import { BackupScheduleSaga } from './backup-schedule.saga';
 import { BackupPoliciesService } from './backup-policies.service';
 import { backupPoliciesProjection } from './backup-policies.projection';
@@ -23,6 +25,8 @@ import { VELERO } from './velero.port';
     BackupPoliciesService,
     BackupSaga,
     BackupScheduleSaga,
+    RestoresService,
+    RestoreSaga,
     {
       // VELERO_URL set: a Velero controller's HTTP API; unset: backups simulated in process.
       provide: VELERO,
