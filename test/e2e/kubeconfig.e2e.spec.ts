@@ -2,16 +2,12 @@ import fs from 'node:fs';
 import { decodeJwt } from 'jose';
 import request from 'supertest';
 import { parse } from 'yaml';
-import { ReadModelStore } from '@fleet/readmodels/port';
-import { CLUSTERS } from '../../apps/control-plane/src/clusters';
-import { clustersProjection } from '../../apps/control-plane/src/clusters/clusters.projection';
-import { READ_MODELS } from '../../apps/control-plane/src/platform/runtime/tokens';
 import { startApp, TestApp } from '../support/app';
+import { eventually } from '../support/reports';
 
-const ENDPOINT = 'https://tenant-k.example:6443';
-const CA = Buffer.from(
-  '-----BEGIN CERTIFICATE-----\nsimulated\n-----END CERTIFICATE-----\n',
-).toString('base64');
+/** What the simulated provisioner gave the cluster on its way to running. */
+let ENDPOINT: string;
+let CA: string;
 
 describe('kubeconfig over HTTP', () => {
   let t: TestApp;
@@ -65,49 +61,25 @@ describe('kubeconfig over HTTP', () => {
     capture.mockRestore();
   });
 
-  const moveTo = async (to: string) =>
-    request(t.url)
-      .post(`/v1/clusters/${clusterId}/transitions`)
-      .set(await as('root', ['admin']))
-      .send({ to })
-      .expect(200);
-
-  /**
-   * Stands in for the lifecycle's provisioner, which records the API endpoint and CA of a
-   * cluster it made (issue #38 item 1, another branch): written to the cluster's document as
-   * its projection will, at a checkpoint after everything projected so far.
-   */
-  const giveEndpoint = async () => {
-    const store = t.app.get<ReadModelStore>(READ_MODELS);
-    const doc = await store.get(CLUSTERS, clusterId);
-    const checkpoint = (await store.checkpoint(clustersProjection.name)) + 1;
-    await store.commit(
-      'e2e-endpoint',
-      [
-        {
-          op: 'upsert',
-          collection: CLUSTERS,
-          doc: { ...doc!, apiEndpoint: ENDPOINT, caCertificate: CA },
-        },
-      ],
-      checkpoint,
-    );
-  };
-
-  it('is 409 cluster_not_running before the cluster runs, or while it has no endpoint', async () => {
+  it('is 409 cluster_not_running before the cluster runs, then names the endpoint the provisioner gave', async () => {
     const early = await kubeconfig(await as('kira', ['user']));
-    expect([early.status, early.body.error.code, early.body.error.details.status]).toEqual([
-      409,
-      'cluster_not_running',
-      'requested',
-    ]);
-    for (const to of ['provisioning', 'bootstrapping', 'running']) await moveTo(to);
-    const noEndpoint = await kubeconfig(await as('kira', ['user']));
-    expect([noEndpoint.status, noEndpoint.body.error.code]).toEqual([409, 'cluster_not_running']);
+    expect([early.status, early.body.error.code]).toEqual([409, 'cluster_not_running']);
+    expect(['requested', 'provisioning', 'bootstrapping']).toContain(
+      early.body.error.details.status,
+    );
+    const running = await eventually(async () => {
+      const res = await request(t.url)
+        .get(`/v1/clusters/${clusterId}`)
+        .set(await as('kira', ['user']));
+      return res.body.status === 'running' ? res.body : null;
+    }, 20_000);
+    expect(running.apiEndpoint).toMatch(/^https:\/\//);
+    expect(running.caCertificate).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    ENDPOINT = running.apiEndpoint;
+    CA = Buffer.from(running.caCertificate, 'utf8').toString('base64');
   });
 
   it('hands each caller a YAML kubeconfig for the endpoint, its credential scoped to its role', async () => {
-    await giveEndpoint();
     const cases: Array<[string, Record<string, string>, string, string]> = [
       ['kira', await as('kira', ['user']), 'owner', 'admin'],
       ['ed', await as('ed', ['user']), 'editor', 'edit'],

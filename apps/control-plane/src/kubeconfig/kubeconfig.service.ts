@@ -20,7 +20,6 @@ const SERVING = new Set(['running', 'upgrading', 'degraded']);
 type ServedCluster = ClusterDoc & {
   apiEndpoint?: string | null;
   caCertificate?: string | null;
-  caData?: string | null;
 };
 
 const notRunning = (clusterId: string, status: string, why: string): DomainError =>
@@ -70,7 +69,10 @@ export class KubeconfigService {
       },
       ctx,
     );
-    const caData = doc.caCertificate ?? doc.caData ?? null;
+    // A kubeconfig carries the CA's PEM base64-encoded (`certificate-authority-data`).
+    const caData = doc.caCertificate
+      ? Buffer.from(doc.caCertificate, 'utf8').toString('base64')
+      : null;
     return renderKubeconfig({
       clusterId,
       server,
