@@ -144,6 +144,12 @@ const ROUTES: readonly Row[] = [
     expect: ownerRoute(400),
   },
   {
+    route: 'PUT /v1/clusters/{id}/network',
+    path: (i) => `/v1/clusters/${i.clusterId}/network`,
+    body: { podCidr: '10.0.0.1/8', serviceCidr: '10.96.0.0/12' },
+    expect: adminRoute(400),
+  },
+  {
     route: 'POST /v1/clusters/{id}/transitions',
     path: (i) => `/v1/clusters/${i.clusterId}/transitions`,
     body: { to: 'running' },

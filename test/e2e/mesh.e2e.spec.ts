@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { startApp, TestApp } from '../support/app';
 import { runningCluster } from '../support/clusters';
-import { eventually } from '../support/reports';
+import { eventually, gpuNode, report } from '../support/reports';
 import { QueryBus } from '@nestjs/cqrs';
 import { LiveMeshesOf } from '../../apps/control-plane/src/clusters';
 import { MESH_CONNECTOR, SimulatedMeshConnector } from '../../apps/control-plane/src/provisioner';
@@ -283,5 +283,49 @@ describe('Cluster Mesh requests over HTTP', () => {
     });
     await status(xz, 'cancelled');
     expect(await live()).toBe(0);
+  });
+
+  describe('a cluster adopted from reports', () => {
+    it('is cidrs_unknown until an admin sets its blocks, which are checked against its meshes', async () => {
+      const operator = await t.auth('op', ['operator'], ['adopted-1']);
+      await request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send(report('adopted-1', [gpuNode('adopted-1-gpu-1')]))
+        .expect(200);
+      await eventually(
+        async () => (await request(t.url).get('/v1/clusters/adopted-1').set(admin)).status === 200,
+      );
+      ids.adopted = 'adopted-1';
+      const unknown = await open('adopted', 'b');
+      expect([unknown.status, unknown.body.error.code]).toEqual([409, 'cidrs_unknown']);
+      expect(unknown.body.error.details).toEqual({ clusterId: 'adopted-1' });
+      const network = (body: object, who = admin) =>
+        request(t.url).put('/v1/clusters/adopted-1/network').set(who).send(body);
+      // Not an admin; malformed; pod and service overlapping: refused, nothing changes.
+      expect(
+        (await network({ podCidr: '10.41.0.0/16', serviceCidr: '10.141.0.0/16' }, auditor)).status,
+      ).toBe(403);
+      expect(
+        (await network({ podCidr: '10.41.0.1/16', serviceCidr: '10.141.0.0/16' })).status,
+      ).toBe(400);
+      const clash = await network({ podCidr: '10.41.0.0/16', serviceCidr: '10.41.128.0/17' });
+      expect(clash.body.error.details.fields[0].field).toBe('serviceCidr');
+      expect(
+        (await network({ podCidr: '10.41.0.0/16', serviceCidr: '10.141.0.0/16' })).body,
+      ).toEqual({
+        clusterId: 'adopted-1',
+        podCidr: '10.41.0.0/16',
+        serviceCidr: '10.141.0.0/16',
+      });
+      const opened = await open('adopted', 'b');
+      expect(opened.status).toBe(201);
+      // b is meshed with it now: blocks overlapping b's are refused, naming both.
+      const overlap = await network({ podCidr: '10.2.0.0/20', serviceCidr: '10.141.0.0/16' });
+      expect([overlap.status, overlap.body.error.code]).toEqual([409, 'cidr_overlap']);
+      expect(overlap.body.error.details.clusters).toEqual(['adopted-1', ids.b]);
+      const view = (await request(t.url).get('/v1/clusters/adopted-1').set(admin)).body;
+      expect([view.podCidr, view.serviceCidr]).toEqual(['10.41.0.0/16', '10.141.0.0/16']);
+    });
   });
 });

@@ -40,7 +40,11 @@ export type ClusterCommand =
   /** `runningSessions` on the cluster's nodes as read when asked: any refuses (cluster_in_use). */
   | { type: 'DeleteCluster'; data: { clusterId: string; runningSessions: number; at: string } }
   | { type: 'AddPoolToCluster'; data: { clusterId: string; poolId: string; at: string } }
-  | { type: 'RemovePoolFromCluster'; data: { clusterId: string; poolId: string; at: string } };
+  | { type: 'RemovePoolFromCluster'; data: { clusterId: string; poolId: string; at: string } }
+  | {
+      type: 'SetClusterNetwork';
+      data: { clusterId: string; podCidr: string; serviceCidr: string; at: string };
+    };
 
 export type ClusterFacts = {
   readonly clusterId: string;
@@ -230,6 +234,15 @@ export const decideCluster = (command: ClusterCommand, state: ClusterState): Clu
       const { poolId, at } = command.data;
       return [{ type: 'ClusterPoolRemoved', data: { clusterId: cluster.clusterId, poolId, at } }];
     }
+    case 'SetClusterNetwork': {
+      const cluster = existing(state, command.data.clusterId);
+      const { podCidr, serviceCidr } = command.data;
+      if (cluster.status === 'deleted') {
+        throw invalidTransition('cluster', cluster.status, 'take a network');
+      }
+      if (cluster.podCidr === podCidr && cluster.serviceCidr === serviceCidr) return [];
+      return [{ type: 'ClusterNetworkSet', data: command.data }];
+    }
     default:
       return assertNever(command, 'cluster command');
   }
@@ -313,6 +326,10 @@ export const evolveCluster = (state: ClusterState, event: ClusterEvent): Cluster
     case 'ClusterPoolRemoved': {
       const cluster = existing(state, event.data.clusterId);
       return { ...cluster, pools: cluster.pools.filter((p) => p !== event.data.poolId) };
+    }
+    case 'ClusterNetworkSet': {
+      const { podCidr, serviceCidr } = event.data;
+      return { ...existing(state, event.data.clusterId), podCidr, serviceCidr };
     }
     default:
       return assertNever(event, 'cluster event');

@@ -351,3 +351,30 @@ describe('CIDRs', () => {
     });
   });
 });
+
+describe('a cluster’s network set by an admin', () => {
+  const setNetwork = (podCidr: string, serviceCidr: string) => ({
+    type: 'SetClusterNetwork' as const,
+    data: { clusterId: 'c1', podCidr, serviceCidr, at },
+  });
+  it('records new blocks, and the same blocks again as nothing', () => {
+    spec
+      .given(running)
+      .when(setNetwork('10.50.0.0/16', '10.150.0.0/16'))
+      .then([
+        { type: 'ClusterNetworkSet', data: setNetwork('10.50.0.0/16', '10.150.0.0/16').data },
+      ]);
+    const set = spec.given(running).when(setNetwork('10.50.0.0/16', '10.150.0.0/16')).thenEvents();
+    expect(spec.given([...running, ...set]).state).toMatchObject({
+      podCidr: '10.50.0.0/16',
+      serviceCidr: '10.150.0.0/16',
+    });
+    spec
+      .given([...running, ...set])
+      .when(setNetwork('10.50.0.0/16', '10.150.0.0/16'))
+      .thenNothing();
+  });
+  it('refuses a cluster that does not exist', () => {
+    spec.given([]).when(setNetwork('10.50.0.0/16', '10.150.0.0/16')).thenRefuses('not_found');
+  });
+});

@@ -60,7 +60,12 @@ export type ClusterEvent =
       };
     }
   | { type: 'ClusterPoolAdded'; data: { clusterId: string; poolId: string; at: string } }
-  | { type: 'ClusterPoolRemoved'; data: { clusterId: string; poolId: string; at: string } };
+  | { type: 'ClusterPoolRemoved'; data: { clusterId: string; poolId: string; at: string } }
+  /** An admin set the blocks (a cluster adopted from reports has none until then). */
+  | {
+      type: 'ClusterNetworkSet';
+      data: { clusterId: string; podCidr: string; serviceCidr: string; at: string };
+    };
 
 export const clusterCodec = new EventCodec<ClusterEvent>({
   ClusterRequested: 1,
@@ -68,4 +73,5 @@ export const clusterCodec = new EventCodec<ClusterEvent>({
   ClusterTransitioned: 1,
   ClusterPoolAdded: 1,
   ClusterPoolRemoved: 1,
+  ClusterNetworkSet: 1,
 });

@@ -10,7 +10,11 @@ import { RemovePoolFromClusterHandler } from './remove-pool-from-cluster.handler
 import { MarkClusterReportsStalledHandler } from './mark-cluster-reports-stalled.handler';
 import { ResumeClusterReportsHandler } from './resume-cluster-reports.handler';
 import { GetClusterStateHandler } from './get-cluster-state.handler';
-import { DeleteClusterHandler, TransitionClusterHandler } from './transition-cluster.handler';
+import {
+  DeleteClusterHandler,
+  SetClusterNetworkHandler,
+  TransitionClusterHandler,
+} from './transition-cluster.handler';
 import { GetClusterLivenessHandler } from './get-cluster-liveness.handler';
 import { ClustersController } from './clusters.controller';
 import { KubernetesVersionsController } from './kubernetes-versions.controller';
@@ -36,6 +40,7 @@ import { TenancyController } from './members/tenancy.controller';
     GetClusterLivenessHandler,
     TransitionClusterHandler,
     DeleteClusterHandler,
+    SetClusterNetworkHandler,
   ],
 })
 export class ClustersModule implements OnModuleInit {

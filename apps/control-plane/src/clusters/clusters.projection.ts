@@ -118,6 +118,11 @@ export const projectCluster = (
     case 'ClusterPoolRemoved':
       if (!doc) return null;
       return { ...doc, _rev: revision, pools: doc.pools.filter((p) => p !== event.data.poolId) };
+    case 'ClusterNetworkSet': {
+      if (!doc) return null;
+      const { podCidr, serviceCidr, at } = event.data;
+      return { ...doc, _rev: revision, podCidr, serviceCidr, updatedAt: at };
+    }
     default:
       return assertNever(event, 'cluster event');
   }

@@ -25,6 +25,6 @@ export { GetClusterState } from './get-cluster-state.handler';
 export { GetClusterLiveness } from './get-cluster-liveness.handler';
 export { OpenClusterOperation, ClusterPoolSpec } from './open-cluster-operation.command';
 export { CheckNodePools } from './check-node-pools.command';
-export { TransitionCluster, DeleteCluster } from './transition-cluster.handler';
+export { TransitionCluster, DeleteCluster, SetClusterNetwork } from './transition-cluster.handler';
 export { ClustersModule } from './clusters.module';
 export { LiveMeshesOf } from './live-meshes-of.query';

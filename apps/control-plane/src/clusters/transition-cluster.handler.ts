@@ -47,3 +47,22 @@ export class DeleteClusterHandler implements ICommandHandler<DeleteCluster> {
     return this.clusters.execute(data.clusterId, { type: 'DeleteCluster', data }, ctx);
   }
 }
+
+/** An admin sets a cluster's pod and service blocks (checked against its meshes by the caller). */
+export class SetClusterNetwork extends Command<CommandResult<ClusterEvent, ClusterState>> {
+  constructor(
+    readonly data: Data<ClusterCommand, 'SetClusterNetwork'>,
+    readonly ctx: CommandContext,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(SetClusterNetwork)
+export class SetClusterNetworkHandler implements ICommandHandler<SetClusterNetwork> {
+  constructor(@Inject(ClustersService) private readonly clusters: ClustersService) {}
+
+  execute({ data, ctx }: SetClusterNetwork) {
+    return this.clusters.execute(data.clusterId, { type: 'SetClusterNetwork', data }, ctx);
+  }
+}

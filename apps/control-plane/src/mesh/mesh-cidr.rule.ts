@@ -13,6 +13,21 @@ export type MeshLink = { readonly fromClusterId: string; readonly toClusterId: s
 
 type Block = { clusterId: string; field: 'podCidr' | 'serviceCidr'; cidr: string; block: Cidr };
 
+/** 409 cidr_overlap naming both clusters and both blocks. */
+const overlap = (a: Block, b: Block): DomainError =>
+  new DomainError(
+    'cidr_overlap',
+    `${a.field} ${a.cidr} of cluster ${a.clusterId} overlaps ${b.field} ${b.cidr} of cluster ${b.clusterId}`,
+    'conflict',
+    {
+      clusters: [a.clusterId, b.clusterId],
+      blocks: [
+        { clusterId: a.clusterId, field: a.field, cidr: a.cidr },
+        { clusterId: b.clusterId, field: b.field, cidr: b.cidr },
+      ],
+    },
+  );
+
 /** The clusters the rule covers: the pair and every cluster already meshed with either. */
 export const meshGroup = (pair: MeshLink, links: readonly MeshLink[]): string[] => {
   const ends = [pair.fromClusterId, pair.toClusterId];
@@ -65,19 +80,42 @@ export const meshCidrRefusal = (
     for (let j = i + 1; j < blocks.length; j++) {
       const [a, b] = [blocks[i], blocks[j]];
       if (a.clusterId === b.clusterId || !cidrsOverlap(a.block, b.block)) continue;
-      return new DomainError(
-        'cidr_overlap',
-        `${a.field} ${a.cidr} of cluster ${a.clusterId} overlaps ${b.field} ${b.cidr} of cluster ${b.clusterId}`,
-        'conflict',
-        {
-          clusters: [a.clusterId, b.clusterId],
-          blocks: [
-            { clusterId: a.clusterId, field: a.field, cidr: a.cidr },
-            { clusterId: b.clusterId, field: b.field, cidr: b.cidr },
-          ],
-        },
-      );
+      return overlap(a, b);
     }
   }
   return null;
 };
+
+/**
+ * The refusal of new blocks for `cluster`, or null: 409 `cidr_overlap` when a new block
+ * overlaps a block of a cluster meshed with it (`links` live, `clusters` holding them).
+ */
+export const networkRefusal = (
+  cluster: ClusterBlocks,
+  links: readonly MeshLink[],
+  clusters: ReadonlyMap<string, ClusterBlocks>,
+): DomainError | null => {
+  const mine = blocksOf(cluster);
+  if (mine === null) return null; // malformed blocks are the caller's 400
+  for (const link of links) {
+    const other =
+      link.fromClusterId === cluster.clusterId
+        ? link.toClusterId
+        : link.toClusterId === cluster.clusterId
+          ? link.fromClusterId
+          : null;
+    const theirs = other === null ? null : blocksOf(clusters.get(other) ?? unknown(other));
+    for (const a of mine) {
+      for (const b of theirs ?? []) {
+        if (cidrsOverlap(a.block, b.block)) return overlap(a, b);
+      }
+    }
+  }
+  return null;
+};
+
+const unknown = (clusterId: string): ClusterBlocks => ({
+  clusterId,
+  podCidr: null,
+  serviceCidr: null,
+});

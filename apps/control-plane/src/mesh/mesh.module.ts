@@ -5,6 +5,7 @@ import { EventTypes } from '../platform/runtime/event-types';
 import { SubscriptionsRegistry } from '../platform/runtime/subscriptions.registry';
 import { MeshConnectorModule } from '../provisioner';
 import { MeshController } from './mesh.controller';
+import { ClusterNetworkController } from './cluster-network.controller';
 import { MeshLinkSaga } from './mesh-link.saga';
 import { ClusterDeletionReactor } from './cluster-deletion.reactor';
 import { LiveMeshesOfHandler } from './live-meshes-of.handler';
@@ -14,7 +15,7 @@ import { MeshService } from './mesh.service';
 
 @Module({
   imports: [MeshConnectorModule],
-  controllers: [MeshController],
+  controllers: [MeshController, ClusterNetworkController],
   // ClusterRoles: the cluster-role table over a mesh request's two clusters (the controller).
   providers: [MeshService, MeshLinkSaga, ClusterDeletionReactor, LiveMeshesOfHandler, ClusterRoles],
 })
