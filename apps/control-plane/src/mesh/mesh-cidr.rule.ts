@@ -76,6 +76,7 @@ export const meshCidrRefusal = (
     }
     blocks.push(...known);
   }
+  // Stryker disable next-line EqualityOperator: at i = length the inner loop has no pair to test
   for (let i = 0; i < blocks.length; i++) {
     for (let j = i + 1; j < blocks.length; j++) {
       const [a, b] = [blocks[i], blocks[j]];

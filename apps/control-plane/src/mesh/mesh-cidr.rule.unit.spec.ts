@@ -44,6 +44,11 @@ describe('the Cluster Mesh CIDR rule', () => {
     expect(refusal?.code).toBe('cidr_overlap');
     expect(refusal?.details.clusters).toEqual(['a', 'c']);
     expect(meshCidrRefusal(pair('a', 'b'), [pair('c', 'b')], fleet(a, b, c))).toBeNull();
+    // Whichever way the existing link points.
+    expect(meshGroup(pair('a', 'b'), [pair('b', 'c')])).toEqual(['a', 'b', 'c']);
+    expect(meshCidrRefusal(pair('a', 'b'), [pair('b', 'c')], fleet(a, b, clash))?.code).toBe(
+      'cidr_overlap',
+    );
   });
 
   it('does not reach clusters meshed with neither side', () => {

@@ -71,6 +71,20 @@ const asking: Record<
   failed: 'FailMeshStep',
 };
 
+/** What a refusal says the command could not do (details.command). */
+const VERBS: Record<MeshCommand['type'], string> = {
+  OpenMeshRequest: 'be opened',
+  ApproveMeshRequest: 'be approved',
+  RejectMeshRequest: 'be rejected',
+  CancelMeshRequest: 'be cancelled',
+  DisconnectMesh: 'be disconnected',
+  BeginMeshConnect: 'start connecting',
+  MarkMeshConnected: 'become connected',
+  MarkMeshCancelled: 'become cancelled',
+  MarkMeshDisconnected: 'become disconnected',
+  FailMeshStep: 'fail',
+};
+
 /** API.md: every allowed move, and nothing else. */
 const ALLOWED = new Set([
   'pending>approved',
@@ -126,7 +140,7 @@ describe('a Cluster Mesh request', () => {
         const when = spec.given(path[from]).when(command(type as never));
         if (allowed) when.then([moved(from, to)]);
         else if (stale) when.thenNothing();
-        else when.thenRefuses('invalid_transition', { from });
+        else when.thenRefuses('invalid_transition', { from, command: VERBS[type] });
         expect(mayMove(from, to)).toBe(allowed);
       });
     }
