@@ -228,6 +228,25 @@ describe('Cluster Mesh requests over HTTP', () => {
       );
       await settled(id, 'disconnected');
       expect(mesh.links.has(id)).toBe(false);
+      // Each link was an operation on the request's from cluster, with its one step.
+      for (const [type, step] of [
+        ['connect_mesh', 'connect'],
+        ['disconnect_mesh', 'disconnect'],
+      ]) {
+        const ops = await eventually(async () => {
+          const res = await request(t.url)
+            .get('/v1/operations')
+            .query({ clusterId: ids.b, type })
+            .set(admin);
+          const items = res.body.items as Array<{ status: string; reason: string }>;
+          return items.find((o) => o.reason.includes(id) && o.status === 'succeeded') ?? null;
+        });
+        expect(ops).toMatchObject({
+          type,
+          status: 'succeeded',
+          steps: [{ name: step, status: 'succeeded' }],
+        });
+      }
     });
 
     it('fails a request whose connect the provisioner could not make, with its reason', async () => {
@@ -240,6 +259,16 @@ describe('Cluster Mesh requests over HTTP', () => {
         by: 'system',
         reason: 'peering refused by the far side',
       });
+      const op = await eventually(async () => {
+        const res = await request(t.url)
+          .get('/v1/operations')
+          .query({ clusterId: ids.b, type: 'connect_mesh' })
+          .set(admin);
+        return (res.body.items as Array<{ reason: string; status: string }>).find(
+          (o) => o.reason.includes(id) && o.status === 'failed',
+        );
+      });
+      expect(op).toMatchObject({ error: 'peering refused by the far side' });
       // A failed request holds nothing: the pair may ask again.
       expect((await open('c', 'b')).status).toBe(201);
     });

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { Carriers, CommandPipeline, WorkflowRunner, sendCommand } from '@fleet/cqrs';
 import { StoredEvent } from '@fleet/eventstore/port';
 import { Clock, systemContext, uuidFrom } from '@fleet/kernel';
+import { EndOperation, OpenMeshOperation, ReportOperationStep } from '../operations';
 import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { CLUSTERS, ClusterDoc } from '../clusters';
 import { Config } from '../config/config';
@@ -17,7 +19,18 @@ import { MESH_REQUESTS, MeshRequestDoc } from './mesh.projection';
 /** Requests the process still has work for: asked again at start and by the repair. */
 const IN_FLIGHT = ['approved', 'connecting', 'cancelling', 'disconnecting'];
 
-type StepOutput = Exclude<MeshLinkOutput, { type: 'AskMeshLink' }>;
+type StepOutput = Exclude<
+  MeshLinkOutput,
+  { type: 'AskMeshLink' | 'OpenMeshOperation' | 'EndMeshOperation' }
+>;
+
+const OPERATION_TYPE = { connect: 'connect_mesh', disconnect: 'disconnect_mesh' } as const;
+
+/** The command id a link's operation is opened under, and so the operation's id (operations' rule). */
+const openedUnder = (meshRequestId: string, action: LinkAction) =>
+  uuidFrom(meshRequestId, OPERATION_TYPE[action]);
+const operationIdOf = (meshRequestId: string, action: LinkAction) =>
+  uuidFrom('operation', openedUnder(meshRequestId, action), OPERATION_TYPE[action]);
 
 /**
  * Runs the mesh link workflow (mesh-link.workflow.ts) on the requests' moves from the log, on
@@ -36,6 +49,7 @@ export class MeshLinkSaga implements OnModuleInit {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(MESH_CONNECTOR) private readonly connector: MeshConnector,
+    @Inject(CommandBus) private readonly commands: CommandBus,
     @Inject(SubscriptionsRegistry) private readonly registry: SubscriptionsRegistry,
     @Inject(Runtime) private readonly runtime: Runtime,
     @Inject(CLOCK) clock: Clock,
@@ -133,6 +147,41 @@ export class MeshLinkSaga implements OnModuleInit {
       MarkMeshDisconnected: step,
       FailMeshStep: step,
       AskMeshLink: async ({ data }, run) => this.ask(data.meshRequestId, data.action, run.state),
+      OpenMeshOperation: ({ data }, run) => {
+        const { meshRequestId, action } = data;
+        if (run.state.status === 'absent') return Promise.resolve();
+        return this.commands.execute(
+          new OpenMeshOperation(
+            run.state.fromClusterId,
+            OPERATION_TYPE[action],
+            `${action} mesh ${meshRequestId} (${run.state.fromClusterId} ↔ ${run.state.toClusterId})`,
+            systemContext(openedUnder(meshRequestId, action), {
+              correlationId: meshRequestId,
+              now: run.now,
+            }),
+          ),
+        );
+      },
+      EndMeshOperation: async ({ data }, run) => {
+        const { meshRequestId, action, error } = data;
+        const operationId = operationIdOf(meshRequestId, action);
+        const ctx = (what: string) =>
+          systemContext(uuidFrom(operationId, what), {
+            correlationId: meshRequestId,
+            now: run.now,
+          });
+        if (error === null) {
+          await this.commands.execute(
+            new ReportOperationStep(
+              operationId,
+              action,
+              { completed: true, detail: null },
+              ctx('step'),
+            ),
+          );
+        }
+        await this.commands.execute(new EndOperation(operationId, error, ctx('end')));
+      },
     };
   }
 }

@@ -18,13 +18,23 @@ const answered = (action: LinkAction, failure: string | null = null): MeshLinkIn
 });
 const repair: MeshLinkInput = { type: 'MeshLinkRepairDue', data: { meshRequestId: id, at } };
 const step = (reason: string | null = null) => ({ meshRequestId: id, at, reason });
+const open = (action: LinkAction) => ({
+  type: 'OpenMeshOperation',
+  data: { meshRequestId: id, action },
+});
+const end = (action: LinkAction, error: string | null = null) => ({
+  type: 'EndMeshOperation',
+  data: { meshRequestId: id, action, error },
+});
+const ask = (action: LinkAction) => ({ type: 'AskMeshLink', data: { meshRequestId: id, action } });
 const decide = (input: MeshLinkInput, status: MeshStatus | 'absent') =>
   meshLinkWorkflow.decide(input, given(status));
 
 describe('the mesh link process', () => {
   describe('when a request is approved', () => {
-    it('starts connecting', () => {
+    it('opens its connect_mesh operation and starts connecting', () => {
       expect(decide(moved('approved'), 'approved')).toEqual([
+        open('connect'),
         { type: 'BeginMeshConnect', data: step() },
       ]);
     });
@@ -34,14 +44,16 @@ describe('the mesh link process', () => {
   });
 
   it('asks the provisioner to connect once connecting, to disconnect once cancelling or disconnecting', () => {
-    expect(decide(moved('connecting'), 'connecting')).toEqual([
-      { type: 'AskMeshLink', data: { meshRequestId: id, action: 'connect' } },
+    expect(decide(moved('connecting'), 'connecting')).toEqual([open('connect'), ask('connect')]);
+    // A cancel ends the connect's operation; a disconnect has one of its own.
+    expect(decide(moved('cancelling'), 'cancelling')).toEqual([
+      end('connect', 'cancelled'),
+      ask('disconnect'),
     ]);
-    for (const status of ['cancelling', 'disconnecting'] as const) {
-      expect(decide(moved(status), status)).toEqual([
-        { type: 'AskMeshLink', data: { meshRequestId: id, action: 'disconnect' } },
-      ]);
-    }
+    expect(decide(moved('disconnecting'), 'disconnecting')).toEqual([
+      open('disconnect'),
+      ask('disconnect'),
+    ]);
   });
 
   it('ignores moves it has no part in', () => {
@@ -59,22 +71,26 @@ describe('the mesh link process', () => {
   });
 
   describe('when the provisioner answers', () => {
-    it('ends each step as the request waits for it', () => {
+    it('ends the operation, then the request, as the request waits for it', () => {
       expect(decide(answered('connect'), 'connecting')).toEqual([
+        end('connect'),
         { type: 'MarkMeshConnected', data: step() },
       ]);
       expect(decide(answered('disconnect'), 'cancelling')).toEqual([
         { type: 'MarkMeshCancelled', data: step() },
       ]);
       expect(decide(answered('disconnect'), 'disconnecting')).toEqual([
+        end('disconnect'),
         { type: 'MarkMeshDisconnected', data: step() },
       ]);
     });
-    it('fails a connect or a disconnect with the provisioner’s reason', () => {
+    it('fails a connect or a disconnect, and its operation, with the provisioner’s reason', () => {
       expect(decide(answered('connect', 'no route'), 'connecting')).toEqual([
+        end('connect', 'no route'),
         { type: 'FailMeshStep', data: step('no route') },
       ]);
       expect(decide(answered('disconnect', 'timeout'), 'disconnecting')).toEqual([
+        end('disconnect', 'timeout'),
         { type: 'FailMeshStep', data: step('timeout') },
       ]);
     });
@@ -90,13 +106,12 @@ describe('the mesh link process', () => {
   });
 
   it('asks again, on repair, for whatever is in flight', () => {
-    expect(decide(repair, 'approved')).toEqual([{ type: 'BeginMeshConnect', data: step() }]);
-    expect(decide(repair, 'connecting')).toEqual([
-      { type: 'AskMeshLink', data: { meshRequestId: id, action: 'connect' } },
+    expect(decide(repair, 'approved')).toEqual([
+      open('connect'),
+      { type: 'BeginMeshConnect', data: step() },
     ]);
-    expect(decide(repair, 'cancelling')).toEqual([
-      { type: 'AskMeshLink', data: { meshRequestId: id, action: 'disconnect' } },
-    ]);
+    expect(decide(repair, 'connecting')).toEqual([open('connect'), ask('connect')]);
+    expect(decide(repair, 'cancelling')).toEqual([end('connect', 'cancelled'), ask('disconnect')]);
     expect(decide(repair, 'connected')).toEqual([]);
     expect(decide(repair, 'pending')).toEqual([]);
   });

@@ -20,7 +20,8 @@ import { OperationTarget, operationStreamId } from './operation.events';
 import { OPERATIONS, OperationDoc } from './operations.projection';
 import { OperationsSaga } from './operations.saga';
 
-type ClusterOperationType = OpenClusterOperation['operationType'] | 'restore_cluster';
+type ClusterOperationType =
+  OpenClusterOperation['operationType'] | 'restore_cluster' | 'connect_mesh' | 'disconnect_mesh';
 
 /** How long a request waits for the job queue to arm recorded work (Redis may be down). */
 const ARM_WAIT_MS = 2000;

@@ -5,6 +5,7 @@ export { OperationState } from './operation.decider';
 export {
   EndOperation,
   GetOperationState,
+  OpenMeshOperation,
   OpenRestoreOperation,
   ReportOperationStep,
 } from './tracked-operations';

@@ -10,6 +10,9 @@ export const OPERATION_TYPES = [
   'delete_cluster',
   /** Carried out by the backups slice (Velero), which reports its steps and its end. */
   'restore_cluster',
+  /** Carried out by the mesh slice's link process, which reports its step and its end. */
+  'connect_mesh',
+  'disconnect_mesh',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 export type OperationStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'timeout';

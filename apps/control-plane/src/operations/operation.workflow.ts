@@ -171,10 +171,17 @@ const ACTIONS: Partial<Record<Running['operationType'], ClusterAction>> = {
   delete_cluster: 'delete',
 };
 
+/** Operations another slice carries out and reports (tracked-operations.ts). */
+const TRACKED: ReadonlyArray<Running['operationType']> = [
+  'restore_cluster',
+  'connect_mesh',
+  'disconnect_mesh',
+];
+
 /** Asks the provisioner once per process (again after a restart), then follows the lifecycle. */
 const clusterStep = (op: Running, s: OperationSnapshot, at: string): Out => {
   // Another slice carries it out and reports its steps: only its deadline is kept here.
-  if (op.operationType === 'restore_cluster') return [];
+  if (TRACKED.includes(op.operationType)) return [];
   if (s.clusterHistory === null) return [again(CLUSTER_POLL_MS)]; // the read model catches up
   if (op.operationType === 'delete_cluster') return deleteCluster(op, s, at);
   const action = ACTIONS[op.operationType];

@@ -20,6 +20,7 @@ import { ClusterOperationsService } from './cluster-operations.service';
 import {
   EndOperationHandler,
   GetOperationStateHandler,
+  OpenMeshOperationHandler,
   OpenRestoreOperationHandler,
   ReportOperationStepHandler,
 } from './tracked-operations.handlers';
@@ -36,6 +37,7 @@ import { AUTOSCALER_TICK_MS, AutoscalerService } from './autoscaler.service';
     // Operations other slices carry out (a restore): they open it and report its steps.
     ...[OpenRestoreOperationHandler, ReportOperationStepHandler, EndOperationHandler],
     GetOperationStateHandler,
+    OpenMeshOperationHandler,
     // The pool operations the API sends (operations.controller.ts).
     ...[ScaleNodePoolHandler, ResizeNodePoolHandler, DeleteNodePoolHandler],
     ClusterOfOperationHandler,

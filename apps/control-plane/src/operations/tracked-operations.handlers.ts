@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
-import { DomainError } from '@fleet/kernel';
+import { DomainError, uuidFrom } from '@fleet/kernel';
 import { ReadModelStore } from '@fleet/readmodels/port';
 import { READ_MODELS } from '../platform/runtime/tokens';
 import { ClusterOperationsService } from './cluster-operations.service';
@@ -11,6 +11,7 @@ import { OPERATIONS } from './operations.projection';
 import {
   EndOperation,
   GetOperationState,
+  OpenMeshOperation,
   OpenRestoreOperation,
   ReportOperationStep,
 } from './tracked-operations';
@@ -42,6 +43,26 @@ export class OpenRestoreOperationHandler implements ICommandHandler<OpenRestoreO
   }
 }
 
+@CommandHandler(OpenMeshOperation)
+export class OpenMeshOperationHandler implements ICommandHandler<OpenMeshOperation> {
+  constructor(
+    @Inject(ClusterOperationsService) private readonly operations: ClusterOperationsService,
+    @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
+  ) {}
+
+  async execute({ clusterId, operationType, reason, ctx }: OpenMeshOperation) {
+    const opened = await this.operations.open(clusterId, operationType, reason, ctx);
+    const step = operationType === 'connect_mesh' ? 'connect' : 'disconnect';
+    await this.pipeline.handle(
+      operationAggregate,
+      operationStreamId(opened.operationId),
+      { type: 'StartOperationStep', data: { name: step, at: ctx.now.toISOString() } },
+      { ...ctx, commandId: uuidFrom(ctx.commandId, 'step') },
+    );
+    return opened;
+  }
+}
+
 /** Reports of an operation carried out elsewhere, on its stream (each a no-op when repeated). */
 abstract class OnOperation {
   constructor(
@@ -49,7 +70,10 @@ abstract class OnOperation {
     protected readonly runner: SubscriptionRunner,
   ) {}
 
+  /** Nothing for an operation never opened (a mesh cancelled before it was approved). */
   protected async send(operationId: string, command: OperationCommand, ctx: EndOperation['ctx']) {
+    const stream = operationStreamId(operationId);
+    if ((await this.pipeline.load(operationAggregate, stream)).state.status === 'absent') return;
     const result = await this.pipeline.handle(
       operationAggregate,
       operationStreamId(operationId),

@@ -18,6 +18,22 @@ export class OpenRestoreOperation extends Command<{ operationId: string }> {
   }
 }
 
+/**
+ * A mesh link's operation (`connect_mesh` or `disconnect_mesh`) on the request's `from`
+ * cluster, its one step started at once. Its id follows from the context's command id, so the
+ * link process opens it again harmlessly after a restart.
+ */
+export class OpenMeshOperation extends Command<{ operationId: string }> {
+  constructor(
+    readonly clusterId: string,
+    readonly operationType: 'connect_mesh' | 'disconnect_mesh',
+    readonly reason: string,
+    readonly ctx: CommandContext,
+  ) {
+    super();
+  }
+}
+
 /** A step of an operation another slice carries out: started, or completed with a detail. */
 export class ReportOperationStep extends Command<void> {
   constructor(
