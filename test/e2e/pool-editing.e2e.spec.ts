@@ -39,6 +39,12 @@ describe('node-pool editing, GPU types, cluster states and the operations list',
     alice = await t.auth('alice', ['user']);
     bob = await t.auth('bob', ['user']);
     clusterId = await runningCluster(t.url, admin, CLUSTER);
+    // Its pools are its owners' and editors' unless their access says otherwise (API.md v1.1).
+    await request(t.url)
+      .put(`/v1/clusters/${clusterId}/members/alice`)
+      .set(admin)
+      .send({ role: 'editor' })
+      .expect(200);
   });
   afterAll(async () => t.close());
 
