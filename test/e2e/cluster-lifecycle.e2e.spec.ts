@@ -104,6 +104,28 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
       'bootstrapping',
       'running',
     ]);
+    // The view lists its pools with their names, kinds, GPU types and sizes (API.md v1.1), in
+    // the view and in the list, sized as GET /v1/node-pools/{id} sizes them.
+    const summary = (name: string, kind: string, gpuType: string | null, size: number) => ({
+      poolId: pools.find((p) => p.name === name)!.poolId,
+      name,
+      kind,
+      gpuType,
+      size,
+    });
+    const expected = [summary('gpu-a', 'gpu', 'L40S', 2), summary('cpu-a', 'cpu', null, 1)];
+    const sorted = (list: Json[]) => [...list].sort((a, b) => a.name.localeCompare(b.name));
+    await eventually(async () => {
+      const shown = (await cluster(made.clusterId)).pools as Json[];
+      return JSON.stringify(sorted(shown)) === JSON.stringify(sorted(expected)) || null;
+    });
+    const listed = ((await get('/v1/clusters', alice)).items as Json[]).find(
+      (c) => c.clusterId === made.clusterId,
+    )!;
+    expect(sorted(listed.pools)).toEqual(sorted(expected));
+    for (const p of expected) {
+      expect((await get(`/v1/node-pools/${p.poolId}`)).size).toBe(p.size);
+    }
     const nodes = (await get(`/v1/nodes?clusterId=${made.clusterId}`)).items as Json[];
     const byPool = (name: string) => {
       const poolId = pools.find((p) => p.name === name)!.poolId;
@@ -136,7 +158,64 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     await bad({ nodePools: [twoPools[1], twoPools[1]] }, 'nodePools[1].name');
     await bad({ nodePools: ['cpu'] }, 'nodePools');
     await bad({ velero: { enabled: 'yes' } }, 'velero.enabled');
+    // velero becomes the backup policy: its schedule is held to the policy's rule at create.
+    await bad({ velero: { enabled: true, schedule: '0 0 3 * * *' } }, 'velero.schedule');
+    await bad({ velero: { enabled: true, schedule: '61 3 * * *' } }, 'velero.schedule');
+    await bad({ velero: { enabled: true } }, 'velero.schedule');
+    await bad({ velero: { enabled: false, schedule: 'daily' } }, 'velero.schedule');
     expect((await get('/v1/events?limit=1000')).events.length).toBe(before);
+  });
+
+  it('makes velero at create the backup policy, which the cluster view shows with its next runs', async () => {
+    const velero = { enabled: true, schedule: '0 3 * * *', ttlHours: 48 };
+    const made = await create('velero-at-create', { velero }, alice);
+    // At once, in the creator's next request: the policy adopted, its next three runs shown.
+    const view = await cluster(made.clusterId);
+    expect(view.velero).toEqual({
+      ...velero,
+      includeNamespaces: null,
+      nextRuns: expect.any(Array),
+    });
+    expect(view.velero.nextRuns).toHaveLength(3);
+    for (const at of view.velero.nextRuns as string[]) expect(at).toMatch(/T03:00:00\.000Z$/);
+    const policy = await get(`/v1/clusters/${made.clusterId}/backup-policy`, alice);
+    expect(policy).toMatchObject({ ...velero, updatedBy: 'alice', nextRuns: view.velero.nextRuns });
+    const listed = ((await get('/v1/clusters', alice)).items as Json[]).find(
+      (c) => c.clusterId === made.clusterId,
+    )!;
+    expect(listed.velero).toEqual(view.velero);
+    // The policy set since is what the view shows.
+    expect(await finished(made.operationId)).toMatchObject({ status: 'succeeded' });
+    const put = await request(t.url)
+      .put(`/v1/clusters/${made.clusterId}/backup-policy`)
+      .set(alice)
+      .send({ enabled: true, schedule: '30 1 * * *', ttlHours: 24, includeNamespaces: ['apps'] });
+    expect(put.status).toBe(200);
+    const changed = (await cluster(made.clusterId)).velero;
+    expect(changed).toMatchObject({
+      enabled: true,
+      schedule: '30 1 * * *',
+      ttlHours: 24,
+      includeNamespaces: ['apps'],
+    });
+    expect(changed.nextRuns).toHaveLength(3);
+    expect(changed.nextRuns.every((at: string) => at.endsWith('T01:30:00.000Z'))).toBe(true);
+    // Switched off: no next runs.
+    await request(t.url)
+      .put(`/v1/clusters/${made.clusterId}/backup-policy`)
+      .set(alice)
+      .send({ enabled: false, ttlHours: 24 })
+      .expect(200);
+    expect((await cluster(made.clusterId)).velero).toMatchObject({ enabled: false, nextRuns: [] });
+    // A cluster created without velero shows the disabled default.
+    const plain = await created('no-velero');
+    expect((await cluster(plain)).velero).toEqual({
+      enabled: false,
+      schedule: null,
+      ttlHours: 720,
+      includeNamespaces: null,
+      nextRuns: [],
+    });
   });
 
   it('fails a step it is told to fail, and a repair brings the cluster to running', async () => {

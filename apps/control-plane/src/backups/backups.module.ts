@@ -15,6 +15,8 @@ import { BackupsService } from './backups.service';
 import { HttpVelero } from './http-velero';
 import { SimulatedVelero } from './simulated-velero';
 import { VELERO } from './velero.port';
+import { VeleroAtCreateReactor } from './velero-at-create.reactor';
+import { BackupPoliciesOfHandler } from './backup-policies-of.handler';
 
 @Module({
   controllers: [BackupsController],
@@ -23,6 +25,8 @@ import { VELERO } from './velero.port';
     BackupPoliciesService,
     BackupSaga,
     BackupScheduleSaga,
+    VeleroAtCreateReactor,
+    BackupPoliciesOfHandler,
     {
       // VELERO_URL set: a Velero controller's HTTP API; unset: backups simulated in process.
       provide: VELERO,
