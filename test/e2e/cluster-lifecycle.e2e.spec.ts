@@ -314,6 +314,37 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     expect(verify).toMatchObject({ sessionId, ok: true });
     const records = await get(`/v1/billing/records?sessionId=${sessionId}`, alice);
     expect(records.items.length).toBeGreaterThan(0);
+
+    // Its operator's reports are refused: they would register its nodes again.
+    const operator = await t.auth('op-deleted', ['operator'], [made.clusterId]);
+    const node = (hostname: string) => ({
+      hostname,
+      role: 'cpu',
+      capacity: { cpu: 8, memoryGiB: 32, diskGiB: 100 },
+      gpus: [],
+      kubeletReady: true,
+      unschedulable: false,
+    });
+    const since = (await get('/v1/events?limit=1000')).events.length as number;
+    for (const nodes of [[node('back-1')], [node('back-1'), node('back-2')]]) {
+      const report = await request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send({ clusterId: made.clusterId, nodes });
+      expect([report.status, report.body.error?.code]).toEqual([409, 'cluster_deleted']);
+      expect(report.body.error.details).toMatchObject({ clusterId: made.clusterId });
+    }
+    expect((await get(`/v1/nodes?clusterId=${made.clusterId}`)).items).toEqual([]);
+    expect((await get('/v1/events?limit=1000')).events.length).toBe(since);
+    // A live cluster's reports go on as before.
+    const live = await created('still-live');
+    const liveOperator = await t.auth('op-live', ['operator'], [live]);
+    const fine = await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(liveOperator)
+      .send({ clusterId: live, nodes: [node('live-1')] });
+    expect(fine.status).toBe(200);
+    expect(fine.body.nodes).toEqual([expect.objectContaining({ hostname: 'live-1' })]);
   });
 
   it('lists the new routes in the OpenAPI document with their schemas', async () => {
