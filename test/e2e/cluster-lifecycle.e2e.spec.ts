@@ -104,6 +104,28 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
       'bootstrapping',
       'running',
     ]);
+    // The view lists its pools with their names, kinds, GPU types and sizes (API.md v1.1), in
+    // the view and in the list, sized as GET /v1/node-pools/{id} sizes them.
+    const summary = (name: string, kind: string, gpuType: string | null, size: number) => ({
+      poolId: pools.find((p) => p.name === name)!.poolId,
+      name,
+      kind,
+      gpuType,
+      size,
+    });
+    const expected = [summary('gpu-a', 'gpu', 'L40S', 2), summary('cpu-a', 'cpu', null, 1)];
+    const sorted = (list: Json[]) => [...list].sort((a, b) => a.name.localeCompare(b.name));
+    await eventually(async () => {
+      const shown = (await cluster(made.clusterId)).pools as Json[];
+      return JSON.stringify(sorted(shown)) === JSON.stringify(sorted(expected)) || null;
+    });
+    const listed = ((await get('/v1/clusters', alice)).items as Json[]).find(
+      (c) => c.clusterId === made.clusterId,
+    )!;
+    expect(sorted(listed.pools)).toEqual(sorted(expected));
+    for (const p of expected) {
+      expect((await get(`/v1/node-pools/${p.poolId}`)).size).toBe(p.size);
+    }
     const nodes = (await get(`/v1/nodes?clusterId=${made.clusterId}`)).items as Json[];
     const byPool = (name: string) => {
       const poolId = pools.find((p) => p.name === name)!.poolId;
@@ -136,7 +158,64 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     await bad({ nodePools: [twoPools[1], twoPools[1]] }, 'nodePools[1].name');
     await bad({ nodePools: ['cpu'] }, 'nodePools');
     await bad({ velero: { enabled: 'yes' } }, 'velero.enabled');
+    // velero becomes the backup policy: its schedule is held to the policy's rule at create.
+    await bad({ velero: { enabled: true, schedule: '0 0 3 * * *' } }, 'velero.schedule');
+    await bad({ velero: { enabled: true, schedule: '61 3 * * *' } }, 'velero.schedule');
+    await bad({ velero: { enabled: true } }, 'velero.schedule');
+    await bad({ velero: { enabled: false, schedule: 'daily' } }, 'velero.schedule');
     expect((await get('/v1/events?limit=1000')).events.length).toBe(before);
+  });
+
+  it('makes velero at create the backup policy, which the cluster view shows with its next runs', async () => {
+    const velero = { enabled: true, schedule: '0 3 * * *', ttlHours: 48 };
+    const made = await create('velero-at-create', { velero }, alice);
+    // At once, in the creator's next request: the policy adopted, its next three runs shown.
+    const view = await cluster(made.clusterId);
+    expect(view.velero).toEqual({
+      ...velero,
+      includeNamespaces: null,
+      nextRuns: expect.any(Array),
+    });
+    expect(view.velero.nextRuns).toHaveLength(3);
+    for (const at of view.velero.nextRuns as string[]) expect(at).toMatch(/T03:00:00\.000Z$/);
+    const policy = await get(`/v1/clusters/${made.clusterId}/backup-policy`, alice);
+    expect(policy).toMatchObject({ ...velero, updatedBy: 'alice', nextRuns: view.velero.nextRuns });
+    const listed = ((await get('/v1/clusters', alice)).items as Json[]).find(
+      (c) => c.clusterId === made.clusterId,
+    )!;
+    expect(listed.velero).toEqual(view.velero);
+    // The policy set since is what the view shows.
+    expect(await finished(made.operationId)).toMatchObject({ status: 'succeeded' });
+    const put = await request(t.url)
+      .put(`/v1/clusters/${made.clusterId}/backup-policy`)
+      .set(alice)
+      .send({ enabled: true, schedule: '30 1 * * *', ttlHours: 24, includeNamespaces: ['apps'] });
+    expect(put.status).toBe(200);
+    const changed = (await cluster(made.clusterId)).velero;
+    expect(changed).toMatchObject({
+      enabled: true,
+      schedule: '30 1 * * *',
+      ttlHours: 24,
+      includeNamespaces: ['apps'],
+    });
+    expect(changed.nextRuns).toHaveLength(3);
+    expect(changed.nextRuns.every((at: string) => at.endsWith('T01:30:00.000Z'))).toBe(true);
+    // Switched off: no next runs.
+    await request(t.url)
+      .put(`/v1/clusters/${made.clusterId}/backup-policy`)
+      .set(alice)
+      .send({ enabled: false, ttlHours: 24 })
+      .expect(200);
+    expect((await cluster(made.clusterId)).velero).toMatchObject({ enabled: false, nextRuns: [] });
+    // A cluster created without velero shows the disabled default.
+    const plain = await created('no-velero');
+    expect((await cluster(plain)).velero).toEqual({
+      enabled: false,
+      schedule: null,
+      ttlHours: 720,
+      includeNamespaces: null,
+      nextRuns: [],
+    });
   });
 
   it('fails a step it is told to fail, and a repair brings the cluster to running', async () => {
@@ -235,6 +314,37 @@ describe('the cluster lifecycle over HTTP, carried out by the simulated provisio
     expect(verify).toMatchObject({ sessionId, ok: true });
     const records = await get(`/v1/billing/records?sessionId=${sessionId}`, alice);
     expect(records.items.length).toBeGreaterThan(0);
+
+    // Its operator's reports are refused: they would register its nodes again.
+    const operator = await t.auth('op-deleted', ['operator'], [made.clusterId]);
+    const node = (hostname: string) => ({
+      hostname,
+      role: 'cpu',
+      capacity: { cpu: 8, memoryGiB: 32, diskGiB: 100 },
+      gpus: [],
+      kubeletReady: true,
+      unschedulable: false,
+    });
+    const since = (await get('/v1/events?limit=1000')).events.length as number;
+    for (const nodes of [[node('back-1')], [node('back-1'), node('back-2')]]) {
+      const report = await request(t.url)
+        .post('/v1/inventory/reports')
+        .set(operator)
+        .send({ clusterId: made.clusterId, nodes });
+      expect([report.status, report.body.error?.code]).toEqual([409, 'cluster_deleted']);
+      expect(report.body.error.details).toMatchObject({ clusterId: made.clusterId });
+    }
+    expect((await get(`/v1/nodes?clusterId=${made.clusterId}`)).items).toEqual([]);
+    expect((await get('/v1/events?limit=1000')).events.length).toBe(since);
+    // A live cluster's reports go on as before.
+    const live = await created('still-live');
+    const liveOperator = await t.auth('op-live', ['operator'], [live]);
+    const fine = await request(t.url)
+      .post('/v1/inventory/reports')
+      .set(liveOperator)
+      .send({ clusterId: live, nodes: [node('live-1')] });
+    expect(fine.status).toBe(200);
+    expect(fine.body.nodes).toEqual([expect.objectContaining({ hostname: 'live-1' })]);
   });
 
   it('lists the new routes in the OpenAPI document with their schemas', async () => {

@@ -334,7 +334,7 @@ describe('node pools over HTTP', () => {
         const poolA = (await request(t.url).get(`/v1/node-pools/${a.poolId}`).set(admin)).body;
         expect([poolA.status, poolA.operation?.type]).toEqual(['active', 'scale_node_pool']);
         const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
-        expect(cluster.pools).toEqual([a.poolId]);
+        expect(cluster.pools.map((p: { poolId: string }) => p.poolId)).toEqual([a.poolId]);
       }
     } finally {
       store.append = append;
@@ -358,7 +358,9 @@ describe('node pools over HTTP', () => {
       ]);
       const refused = answers.findIndex((a) => a.status === 409);
       const cluster = (await request(t.url).get(`/v1/clusters/${clusterId}`).set(admin)).body;
-      expect(cluster.pools).toEqual([pools[refused].poolId]);
+      expect(cluster.pools.map((p: { poolId: string }) => p.poolId)).toEqual([
+        pools[refused].poolId,
+      ]);
       const stream = (await request(t.url).get(`/v1/streams/cluster-${clusterId}`).set(admin)).body
         .events as Array<{ metadata: { correlationId: string } }>;
       expect(
@@ -486,7 +488,11 @@ describe('a pool left off its cluster list by a delete that died halfway (JOBS_R
       { ...died, commandId: randomUUID() },
     );
     const listed = async () =>
-      (await request(t.url).get('/v1/clusters/stray').set(admin)).body.pools as string[];
+      (
+        (await request(t.url).get('/v1/clusters/stray').set(admin)).body.pools as Array<{
+          poolId: string;
+        }>
+      ).map((p) => p.poolId);
     expect(await listed()).toEqual([b]);
     await eventually(async () => (await listed()).includes(a), 8_000);
     expect((await listed()).sort()).toEqual([a, b].sort());

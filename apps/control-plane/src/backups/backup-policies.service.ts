@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
 import { Clock, CommandContext, notFound } from '@fleet/kernel';
-import { Doc, ReadModelStore } from '@fleet/readmodels/port';
+import { Doc, ReadModelStore, findAll } from '@fleet/readmodels/port';
 import { CLUSTERS } from '../clusters';
 import { CLOCK, READ_MODELS } from '../platform/runtime/tokens';
 import { BackupPolicy, backupPolicyStreamId } from './backup.events';
@@ -54,6 +54,20 @@ export class BackupPoliciesService {
   async get(clusterId: string): Promise<BackupPolicyView> {
     if (!(await this.readModels.get(CLUSTERS, clusterId))) throw notFound('cluster', clusterId);
     const doc = await this.readModels.get<BackupPolicyDoc & Doc>(BACKUP_POLICIES, clusterId);
+    return this.viewOf(clusterId, doc);
+  }
+
+  /** The policies of these clusters in one read (the cluster list's `velero`), by cluster id. */
+  async viewsOf(clusterIds: readonly string[]): Promise<Map<string, BackupPolicyView>> {
+    if (clusterIds.length === 0) return new Map();
+    const docs = await findAll<BackupPolicyDoc & Doc>(this.readModels, BACKUP_POLICIES, {
+      _id: { $in: [...clusterIds] },
+    });
+    const byCluster = new Map(docs.map((d) => [d.clusterId, d]));
+    return new Map(clusterIds.map((id) => [id, this.viewOf(id, byCluster.get(id) ?? null)]));
+  }
+
+  private viewOf(clusterId: string, doc: BackupPolicyDoc | null): BackupPolicyView {
     if (!doc) {
       return {
         clusterId,

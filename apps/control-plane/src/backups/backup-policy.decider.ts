@@ -2,7 +2,7 @@ import { Aggregate } from '@fleet/cqrs';
 import { Decider, assertNever } from '@fleet/kernel';
 import { validationFailed } from '../platform/errors/error-envelope';
 import { BackupPolicy, BackupPolicyEvent, backupPolicyCodec } from './backup.events';
-import { scheduleProblem } from './backup-schedule';
+import { scheduleProblem } from '../catalog/cron-schedule';
 
 export type BackupPolicyCommand =
   | { type: 'SetBackupPolicy'; data: BackupPolicy & { clusterId: string; by: string; at: string } }

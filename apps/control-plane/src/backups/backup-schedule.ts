@@ -1,23 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
 
-/** What a schedule must be, in the words a client is told. */
-export const SCHEDULE_RULE =
-  'a five-field cron expression (minute hour day-of-month month day-of-week), in UTC';
-
-/** Null when `text` is a five-field cron, else the problem with it. */
-export const scheduleProblem = (text: string): string | null => {
-  const fields = text.trim().split(/\s+/);
-  if (fields.length !== 5 || text.trim() === '') {
-    return `must be ${SCHEDULE_RULE}: found ${fields.filter(Boolean).length} fields`;
-  }
-  try {
-    CronExpressionParser.parse(text, { strict: false, tz: 'UTC' });
-    return null;
-  } catch (error) {
-    return `must be ${SCHEDULE_RULE}: ${(error as Error).message}`;
-  }
-};
-
 const parse = (schedule: string, from: Date) =>
   CronExpressionParser.parse(schedule, { currentDate: from, tz: 'UTC' });
 

@@ -17,6 +17,8 @@ import { BackupsService } from './backups.service';
 import { HttpVelero } from './http-velero';
 import { SimulatedVelero } from './simulated-velero';
 import { VELERO } from './velero.port';
+import { VeleroAtCreateReactor } from './velero-at-create.reactor';
+import { BackupPoliciesOfHandler } from './backup-policies-of.handler';
 
 @Module({
   controllers: [BackupsController],
@@ -27,6 +29,8 @@ import { VELERO } from './velero.port';
     BackupScheduleSaga,
     RestoresService,
     RestoreSaga,
+    VeleroAtCreateReactor,
+    BackupPoliciesOfHandler,
     {
       // VELERO_URL set: a Velero controller's HTTP API; unset: backups simulated in process.
       provide: VELERO,

@@ -21,11 +21,14 @@ import { OWNER_FORMAT, OWNER_RULE } from '../platform/auth/caller';
 
 const CIDR = /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/;
 
-/** Velero on create: a shape only here (the backups issue checks the cron and acts on it). */
+/** Velero on create: becomes the cluster's first backup policy (the backups slice adopts it). */
 export class VeleroDto {
   @ApiProperty() @IsBoolean() enabled!: boolean;
 
-  @ApiPropertyOptional({ example: '0 3 * * *', description: 'cron (checked by the backups issue)' })
+  @ApiPropertyOptional({
+    example: '0 3 * * *',
+    description: 'Five-field cron, UTC; required when enabled (400 naming velero.schedule)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(100)
@@ -171,6 +174,24 @@ export class ClusterReportsView {
   outageConfirmedAt!: string | null;
 }
 
+export class ClusterPoolView {
+  @ApiProperty() poolId!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty({ enum: ['gpu', 'cpu'] }) kind!: string;
+  @ApiProperty({ nullable: true, type: String, example: 'L40S' }) gpuType!: string | null;
+  @ApiProperty({ description: 'Nodes in the pool now (as GET /v1/node-pools/{id} shows)' })
+  size!: number;
+}
+
+export class ClusterVeleroPolicyView {
+  @ApiProperty() enabled!: boolean;
+  @ApiProperty({ nullable: true, type: String, example: '0 3 * * *' }) schedule!: string | null;
+  @ApiProperty() ttlHours!: number;
+  @ApiProperty({ nullable: true, type: [String] }) includeNamespaces!: string[] | null;
+  @ApiProperty({ type: [String], description: 'The next three runs (UTC); none while disabled' })
+  nextRuns!: string[];
+}
+
 export class ClusterView {
   @ApiProperty() clusterId!: string;
   @ApiProperty({ nullable: true, type: String }) name!: string | null;
@@ -180,7 +201,11 @@ export class ClusterView {
   @ApiProperty({ enum: CLUSTER_STATUSES }) status!: string;
   @ApiProperty({ description: 'First seen in an operator report, not created here' })
   adopted!: boolean;
-  @ApiProperty({ type: [String] }) pools!: string[];
+  @ApiProperty({
+    type: [ClusterPoolView],
+    description: 'Its node pools, each with its node count now',
+  })
+  pools!: ClusterPoolView[];
   @ApiProperty({
     example: [{ from: 'requested', to: 'provisioning', reason: null, at: '2026-12-02T10:00:00Z' }],
   })
@@ -196,7 +221,13 @@ export class ClusterView {
   apiEndpoint!: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'The API server CA (PEM, public)' })
   caCertificate!: string | null;
-  @ApiProperty({ nullable: true, type: VeleroDto }) velero!: VeleroDto | null;
+  @ApiProperty({
+    nullable: true,
+    type: ClusterVeleroPolicyView,
+    description:
+      'The backup policy now (PUT /v1/clusters/{id}/backup-policy; first from velero at create)',
+  })
+  velero!: ClusterVeleroPolicyView | null;
   @ApiProperty({
     enum: CLUSTER_ROLES,
     nullable: true,

@@ -20,6 +20,7 @@ import { ClustersController } from './clusters.controller';
 import { KubernetesVersionsController } from './kubernetes-versions.controller';
 import { clustersProjection } from './clusters.projection';
 import { ClustersService } from './clusters.service';
+import { ClusterViews } from './cluster-views';
 import { membershipCodec } from './members/membership.events';
 import { MembersService } from './members/members.service';
 import { ClusterRoleOfHandler } from './members/cluster-role-of.handler';
@@ -29,6 +30,7 @@ import { TenancyController } from './members/tenancy.controller';
   controllers: [ClustersController, KubernetesVersionsController, TenancyController],
   providers: [
     ClustersService,
+    ClusterViews,
     MembersService,
     ClusterRoleOfHandler,
     AdoptClusterHandler,

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CommandPipeline, SubscriptionRunner } from '@fleet/cqrs';
+import { CommandPipeline, SubscriptionRunner, reactorSubscriberName } from '@fleet/cqrs';
 import { CommandContext, notFound, uuidFrom } from '@fleet/kernel';
 import { Doc, ReadModelStore } from '@fleet/readmodels/port';
 import { validationFailed } from '../platform/errors/error-envelope';
@@ -9,26 +9,13 @@ import { isListed } from '../config/k8s-versions';
 import { ClusterCommand, clusterAggregate } from './cluster.decider';
 import { clusterLivenessAggregate } from './cluster-liveness.decider';
 import { ClusterStatus, VeleroSettings, clusterStreamId } from './cluster.events';
-import { CLUSTERS, ClusterDoc, reportingNormally } from './clusters.projection';
+import { CLUSTERS, ClusterDoc } from './clusters.projection';
 import { checkCidr, cidrsOverlap } from '../catalog/cidr';
-import { roleOn } from './members/members.projection';
+import { scheduleProblem } from '../catalog/cron-schedule';
+import { ClusterViews } from './cluster-views';
+import { VELERO_AT_CREATE_REACTOR } from './backup-policies-of.query';
 
 export const CLUSTERS_PROJECTION = 'projection:clusters';
-
-/** A document as the API shows it: members are their own route's, so left out here. */
-export const clusterView = (doc: ClusterDoc, caller: string | null) => {
-  const { _id: _i, _rev: _r, members: _m, memberSubs: _s, ...view } = doc;
-  const myRole = caller === null ? null : roleOn(doc, caller);
-  // Documents written before the guard (or the endpoint, velero) was shown (a MongoDB not yet rebuilt).
-  return {
-    ...view,
-    apiEndpoint: view.apiEndpoint ?? null,
-    caCertificate: view.caCertificate ?? null,
-    velero: view.velero ?? null,
-    reports: view.reports ?? reportingNormally(),
-    myRole,
-  };
-};
 
 export type ClusterInput = {
   name: string;
@@ -38,6 +25,18 @@ export type ClusterInput = {
   velero?: { enabled: boolean; schedule?: string; ttlHours?: number };
 };
 
+/**
+ * The create's `velero` becomes the cluster's backup policy (the backups slice adopts it), so
+ * it is held to the policy's rule here, before anything is recorded: a five-field cron,
+ * required when enabled.
+ */
+const veleroScheduleProblem = (velero: ClusterInput['velero']): string | null => {
+  if (!velero) return null;
+  if (velero.schedule === undefined)
+    return velero.enabled ? 'is required when enabled is true' : null;
+  return scheduleProblem(velero.schedule);
+};
+
 @Injectable()
 export class ClustersService {
   constructor(
@@ -45,6 +44,7 @@ export class ClustersService {
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
     @Inject(CONFIG) private readonly config: Config,
+    @Inject(ClusterViews) private readonly views: ClusterViews,
   ) {}
 
   /** The Kubernetes versions a cluster may be created at or upgraded to (K8S_VERSIONS). */
@@ -69,6 +69,8 @@ export class ClustersService {
     if ('cidr' in pod && 'cidr' in service && cidrsOverlap(pod.cidr, service.cidr)) {
       problems.push({ field: 'serviceCidr', problems: [`overlaps podCidr ${input.podCidr}`] });
     }
+    const schedule = veleroScheduleProblem(input.velero);
+    if (schedule) problems.push({ field: 'velero.schedule', problems: [schedule] });
     if (problems.length) throw validationFailed(problems);
   }
 
@@ -98,7 +100,11 @@ export class ClustersService {
       },
       ctx,
     );
-    await this.runner.settle(result.position, [CLUSTERS_PROJECTION]);
+    // With velero on, also until the backups slice adopted it as the policy the view shows.
+    const readers = velero?.enabled
+      ? [CLUSTERS_PROJECTION, reactorSubscriberName({ name: VELERO_AT_CREATE_REACTOR })]
+      : [CLUSTERS_PROJECTION];
+    await this.runner.settle(result.position, readers);
     const state = result.state;
     return { clusterId, status: state.status === 'absent' ? 'requested' : state.status };
   }
@@ -154,6 +160,6 @@ export class ClustersService {
   async get(clusterId: string, caller: string | null = null) {
     const doc = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
     if (!doc) throw notFound('cluster', clusterId);
-    return clusterView(doc, caller);
+    return this.views.one(doc, caller);
   }
 }

@@ -28,3 +28,9 @@ export { CheckNodePools } from './check-node-pools.command';
 export { TransitionCluster, DeleteCluster, SetClusterNetwork } from './transition-cluster.handler';
 export { ClustersModule } from './clusters.module';
 export { LiveMeshesOf } from './live-meshes-of.query';
+export { PoolSummariesOf, ClusterPoolSummary } from './pool-summaries-of.query';
+export {
+  BackupPoliciesOf,
+  ClusterVeleroView,
+  VELERO_AT_CREATE_REACTOR,
+} from './backup-policies-of.query';

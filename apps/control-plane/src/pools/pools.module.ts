@@ -17,6 +17,7 @@ import { AssignNodeToPoolHandler } from './assign-node-to-pool.handler';
 import { EditNodePoolHandler } from './edit-node-pool.handler';
 import { GetPoolStateHandler } from './get-pool-state.handler';
 import { ListPoolMembersHandler } from './list-pool-members.handler';
+import { PoolSummariesOfHandler } from './pool-summaries-of.handler';
 import { nodePoolsProjection } from './pools.projection';
 import { PoolsService } from './pools.service';
 
@@ -36,6 +37,7 @@ import { PoolsService } from './pools.service';
     GetPoolStateHandler,
     ListPoolMembersHandler,
     ClusterOfPoolHandler,
+    PoolSummariesOfHandler,
   ],
 })
 export class PoolsModule implements OnModuleInit {

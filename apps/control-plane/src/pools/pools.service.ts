@@ -35,6 +35,7 @@ import {
 } from './pool.events';
 import { CreateNodePoolDto, PoolView } from './pools.dto';
 import { NODE_POOLS, PoolDoc } from './pools.projection';
+import { poolSize } from './pool-summaries-of.handler';
 
 export const POOLS_PROJECTION = 'projection:node-pools';
 
@@ -219,8 +220,7 @@ export class PoolsService {
         ? { ...AUTOSCALE_DEFAULTS, enabled: autoscalingOn(doc.autoscaling), ...doc.autoscaling }
         : null,
       status: doc.status,
-      size:
-        doc.status === 'deleted' ? 0 : await this.readModels.count(NODES, { poolId: doc.poolId }),
+      size: await poolSize(this.readModels, doc),
       operation: doc.operation,
       createdAt: doc.createdAt,
     };

@@ -8,7 +8,8 @@ import { validationFailed } from '../../platform/errors/error-envelope';
 import { READ_MODELS } from '../../platform/runtime/tokens';
 import { CLUSTER_STATUSES, clusterStreamId } from '../cluster.events';
 import { CLUSTERS, ClusterDoc } from '../clusters.projection';
-import { CLUSTERS_PROJECTION, clusterView } from '../clusters.service';
+import { CLUSTERS_PROJECTION } from '../clusters.service';
+import { ClusterViews } from '../cluster-views';
 import { membershipAggregate, MembershipCommand } from './membership.decider';
 import { MemberDoc, roleOn } from './members.projection';
 
@@ -30,6 +31,7 @@ export class MembersService {
     @Inject(CommandPipeline) private readonly pipeline: CommandPipeline,
     @Inject(SubscriptionRunner) private readonly runner: SubscriptionRunner,
     @Inject(READ_MODELS) private readonly readModels: ReadModelStore,
+    @Inject(ClusterViews) private readonly views: ClusterViews,
   ) {}
 
   /**
@@ -107,7 +109,7 @@ export class MembersService {
         cursor: query.cursor ?? null,
       });
       return {
-        items: page.items.map((d) => clusterView(d, caller.sub)),
+        items: await this.views.of(page.items, caller.sub),
         nextCursor: page.nextCursor,
       };
     } catch (error) {

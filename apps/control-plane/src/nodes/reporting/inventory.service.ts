@@ -15,6 +15,7 @@ import {
 import { LOG_START, LogPosition, laterPosition } from '@fleet/eventstore/port';
 import { Doc, ReadModelStore, pagesOf } from '@fleet/readmodels/port';
 import { READ_MODELS } from '../../platform/runtime/tokens';
+import { CLUSTERS, ClusterDoc } from '../../clusters';
 import { LivenessSaga } from '../liveness/liveness.saga';
 import { HEARTBEATS } from '../heartbeat/heartbeat.module';
 import { Beat, Heartbeat, HeartbeatStore, laterObserved } from '../heartbeat/heartbeat.store';
@@ -126,6 +127,9 @@ export class InventoryService {
   /** Per cluster, reports that may claim GPU cards: one at a time. */
   private readonly claiming = new Turns();
 
+  /** Clusters found deleted (a status they never leave). */
+  private readonly deletedClusters = new Set<string>();
+
   /**
    * Nodes whose report is between reading their heartbeats and writing its sightings. The
    * heartbeat holds the newest observedAt seen, no-op reports included: a second report of a
@@ -139,6 +143,7 @@ export class InventoryService {
     reports: readonly NodeReport[],
     ctx: CommandContext,
   ): Promise<ReportedNode[]> {
+    await this.refuseDeleted(clusterId);
     const refs = reports.map((r) => this.refs.of(clusterId, r.hostname));
     const nodeIds = refs.map((ref) => ref.nodeId);
     // Taken at once when no report of these nodes is in flight (the common case): no promise.
@@ -166,6 +171,24 @@ export class InventoryService {
       await this.liveness.reportsArrived(clusterId, nodeIds, ctx);
     }
     return pass.results;
+  }
+
+  /**
+   * 409 cluster_deleted: a deleted cluster's operator must not register its nodes again. One
+   * look at the cluster per report, not per node; `deleted` is for good, so it is remembered.
+   */
+  private async refuseDeleted(clusterId: string): Promise<void> {
+    if (!this.deletedClusters.has(clusterId)) {
+      const cluster = await this.readModels.get<ClusterDoc & Doc>(CLUSTERS, clusterId);
+      if ((cluster?.status as string | undefined) !== 'deleted') return;
+      this.deletedClusters.add(clusterId);
+    }
+    throw new DomainError(
+      'cluster_deleted',
+      `cluster ${clusterId} is deleted: its reports are refused`,
+      'conflict',
+      { clusterId },
+    );
   }
 
   /**
