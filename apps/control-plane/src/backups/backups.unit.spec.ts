@@ -83,6 +83,7 @@ describe('a backup', () => {
       .when(expire(later))
       .then([{ type: 'BackupExpired', data: { backupId: 'b1', at: later } }]);
     spec.given([requested, started]).when(expire(later)).thenNothing();
+    spec.given([requested]).when(expire(later)).thenNothing();
     const expired: BackupEvent = { type: 'BackupExpired', data: { backupId: 'b1', at: later } };
     spec.given([requested, started, completed, expired]).when(expire(later)).thenNothing();
   });
@@ -94,6 +95,9 @@ describe('a backup location', () => {
       `s3://fleet-backups/${tenantPrefix('alice@example.com')}/c1/b1`,
     );
     expect(tenantPrefix('alice@example.com')).toMatch(/^t-[0-9a-f]{64}$/);
+    expect(backupLocation('s3://fleet-backups//', 'a', 'c1', 'b1')).toBe(
+      `s3://fleet-backups/${tenantPrefix('a')}/c1/b1`,
+    );
   });
 
   it('never gives two owners one prefix, whatever their text', () => {
@@ -158,5 +162,57 @@ describe('a backup policy', () => {
     const off: BackupPolicyEvent = { type: 'BackupPolicySet', data: { ...policy, enabled: false } };
     spec.given([set, off]).when(take(later)).thenNothing();
     spec.given([]).when(take(later)).thenNothing();
+  });
+
+  it('takes any one field changed as a new policy', () => {
+    for (const change of [
+      { enabled: false },
+      { schedule: '0 4 * * *' },
+      { ttlHours: 24 },
+      { includeNamespaces: ['inference'] },
+    ]) {
+      const changed = { ...policy, ...change, at: later };
+      spec
+        .given([set])
+        .when({ type: 'SetBackupPolicy', data: changed })
+        .then([{ type: 'BackupPolicySet', data: changed }]);
+    }
+  });
+
+  it('names the problem with a schedule', () => {
+    const refused = () =>
+      backupPolicyDecider.decide(
+        { type: 'SetBackupPolicy', data: { ...policy, schedule: '@daily' } },
+        { status: 'none' },
+      );
+    expect(refused).toThrow(
+      expect.objectContaining({
+        details: {
+          fields: [{ field: 'schedule', problems: [expect.stringMatching(/five-field/)] }],
+        },
+      }),
+    );
+  });
+
+  it('keeps when its schedule began while the schedule stays, and starts it again when it changes', () => {
+    const again: BackupPolicyEvent = {
+      type: 'BackupPolicySet',
+      data: { ...policy, ttlHours: 24, at: later },
+    };
+    expect(spec.given([set, again]).state).toMatchObject({ since: at });
+    const moved: BackupPolicyEvent = {
+      type: 'BackupPolicySet',
+      data: { ...policy, schedule: '0 4 * * *', at: later },
+    };
+    expect(spec.given([set, moved]).state).toMatchObject({ since: later });
+    const off: BackupPolicyEvent = {
+      type: 'BackupPolicySet',
+      data: { ...policy, enabled: false, at: later },
+    };
+    const on: BackupPolicyEvent = {
+      type: 'BackupPolicySet',
+      data: { ...policy, at: '2026-12-09T00:00:00.000Z' },
+    };
+    expect(spec.given([set, off, on]).state).toMatchObject({ since: '2026-12-09T00:00:00.000Z' });
   });
 });

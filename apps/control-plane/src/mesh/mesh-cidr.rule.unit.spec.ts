@@ -1,4 +1,10 @@
-import { ClusterBlocks, MeshLink, meshCidrRefusal, meshGroup } from './mesh-cidr.rule';
+import {
+  ClusterBlocks,
+  MeshLink,
+  meshCidrRefusal,
+  meshGroup,
+  networkRefusal,
+} from './mesh-cidr.rule';
 
 const cluster = (clusterId: string, podCidr: string | null, serviceCidr: string | null) =>
   [clusterId, { clusterId, podCidr, serviceCidr }] as const;
@@ -67,5 +73,58 @@ describe('the Cluster Mesh CIDR rule', () => {
     expect(refusal?.code).toBe('cidrs_unknown');
     expect(refusal?.details).toEqual({ clusterId: 'b' });
     expect(meshCidrRefusal(pair('a', 'x'), [], fleet(a))?.code).toBe('cidrs_unknown');
+  });
+
+  describe('new blocks for a meshed cluster', () => {
+    const blocks = (clusterId: string, podCidr: string, serviceCidr: string): ClusterBlocks => ({
+      clusterId,
+      podCidr,
+      serviceCidr,
+    });
+    it('are refused when one overlaps a block of a cluster meshed with it, either way round', () => {
+      for (const link of [pair('a', 'b'), pair('b', 'a')]) {
+        const refusal = networkRefusal(
+          blocks('a', '10.2.0.0/20', '10.150.0.0/16'),
+          [link],
+          fleet(a, b),
+        );
+        expect(refusal?.code).toBe('cidr_overlap');
+        expect(refusal?.details.blocks).toEqual([
+          { clusterId: 'a', field: 'podCidr', cidr: '10.2.0.0/20' },
+          { clusterId: 'b', field: 'podCidr', cidr: '10.2.0.0/16' },
+        ]);
+        const service = networkRefusal(
+          blocks('a', '10.60.0.0/16', '10.102.0.0/24'),
+          [link],
+          fleet(a, b),
+        );
+        expect(service?.details.blocks).toContainEqual({
+          clusterId: 'b',
+          field: 'serviceCidr',
+          cidr: '10.102.0.0/16',
+        });
+      }
+    });
+    it('are taken when apart from every meshed cluster, whatever unmeshed ones hold', () => {
+      const clash = cluster('c', '10.50.0.0/16', '10.103.0.0/16');
+      expect(
+        networkRefusal(
+          blocks('a', '10.50.0.0/16', '10.150.0.0/16'),
+          [pair('a', 'b'), pair('c', 'd')],
+          fleet(a, b, clash),
+        ),
+      ).toBeNull();
+      expect(
+        networkRefusal(blocks('a', '10.50.0.0/16', '10.150.0.0/16'), [], fleet(a, b)),
+      ).toBeNull();
+    });
+    it('leave malformed blocks to the caller’s 400, and skip a meshed cluster of unknown blocks', () => {
+      expect(
+        networkRefusal(blocks('a', 'nope', '10.150.0.0/16'), [pair('a', 'b')], fleet(a, b)),
+      ).toBeNull();
+      expect(
+        networkRefusal(blocks('a', '10.2.0.0/20', '10.150.0.0/16'), [pair('a', 'x')], fleet(a)),
+      ).toBeNull();
+    });
   });
 });
